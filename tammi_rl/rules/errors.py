@@ -1,0 +1,21 @@
+"""Exception types of the rules layer; each message says what was wrong and where."""
+
+
+class TammiError(ValueError):
+    """Base class of every error tammi-rl raises on bad input."""
+
+
+class VariantError(TammiError):
+    """A variant file or name is invalid (the message names the file and key)."""
+
+
+class FenError(TammiError):
+    """A FEN string is malformed or describes an impossible position."""
+
+
+class MoveError(TammiError):
+    """A move text or action is illegal, ambiguous or malformed."""
+
+
+class PdnError(TammiError):
+    """A PDN game text cannot be read."""

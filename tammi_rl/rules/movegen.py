@@ -1,0 +1,440 @@
+"""Compiled move generation, move application and perft (numba, ``cache=True``).
+
+Everything here works on plain integers and arrays so numba can compile it once for
+every variant: a position is four int64 bitboards (white men, white kings, black men,
+black kings; bit ``i`` = internal square ``i``) plus the side to move (0 white,
+1 black). The variant enters as ``params`` (an int64 vector, layout ``P_*`` below) and
+the geometry as ``rays`` (``[n_squares, 4, size-1]``, see `geometry`).
+
+Moves are written as rows of an int64 buffer ``out[MAX_MOVES, N_FIELDS]`` (layout
+``F_*`` below): a whole move, i.e. the path of squares the piece visits and the
+pieces it captures in order. Two capture routes with the same start, end and captured
+set are one move (the first route found is kept).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# --- params layout -------------------------------------------------------------
+P_NSQ = 0  # number of playable squares
+P_FLYING = 1  # 1: kings move and capture at any distance
+P_CHOICE = 2  # capture choice: 0 free, 1 maximum, 2 italian precedence
+P_PROMO = 3  # man reaching the far row mid-chain: 0 continue as king, 1 stop, 2 promote at end only
+P_IMMEDIATE = 4  # 1: captured pieces leave the board at once (Turkish)
+P_MEN_CAPTURE_KINGS = 5
+P_NO_180 = 6  # 1: a capturing piece may not reverse direction between two jumps
+P_MOVE_DIRS = 7  # [7 + side]: bitmask of the directions a man of `side` moves in
+P_CAPTURE_DIRS = 9  # [9 + side]: bitmask of the directions a man of `side` captures in
+P_FAR_ROW = 11  # [11 + side]: bitboard of the row where a man of `side` promotes
+N_PARAMS = 13
+
+CHOICE_FREE, CHOICE_MAXIMUM, CHOICE_ITALIAN = 0, 1, 2
+PROMO_CONTINUE, PROMO_STOP, PROMO_AT_END = 0, 1, 2
+
+# --- move row layout -----------------------------------------------------------
+MAX_MOVES = 1024
+MAX_CAPTURES = 24
+MAX_PATH = MAX_CAPTURES + 1
+F_FROM = 0
+F_TO = 1
+F_CAPTURED = 2  # bitboard of captured squares
+F_PROMOTES = 3  # 1 when a man ends the move as a king
+F_NCAP = 4  # number of pieces captured (= hops of a capture)
+F_NKINGS = 5  # kings among them
+F_FIRST_KING = 6  # index in capture order of the first king captured (MAX_CAPTURES if none)
+F_BY_KING = 7  # 1 when the moving piece is a king
+F_PATH_LEN = 8
+F_PATH = 9  # MAX_PATH squares: start, then every landing square
+F_CAPS = F_PATH + MAX_PATH  # MAX_CAPTURES squares: captured pieces in capture order
+N_FIELDS = F_CAPS + MAX_CAPTURES
+
+_ONE = np.int64(1)
+
+
+@njit(cache=True, inline="always")
+def _bit(sq):
+    return _ONE << sq
+
+
+@njit(cache=True)
+def _victim_and_landings(sq, d, is_king, own_color, opp_men, opp_kings, occ, captured, rays, params):
+    """Capture from ``sq`` along direction ``d``: (victim square or -1, first landing index k, last k).
+
+    Landing squares are ``rays[sq, d, k_first..k_last]``. ``occ`` holds every piece still
+    on the board (the mover lifted from its start), ``captured`` the pieces jumped so far.
+    """
+    maxlen = rays.shape[2]
+    k = 0
+    if is_king and params[P_FLYING] == 1:
+        while k < maxlen and rays[sq, d, k] >= 0 and (occ >> rays[sq, d, k]) & 1 == 0:
+            k += 1
+    if k >= maxlen or rays[sq, d, k] < 0:
+        return -1, 0, -1
+    victim = rays[sq, d, k]
+    vbit = _bit(victim)
+    if (opp_men | opp_kings) & vbit == 0 or captured & vbit != 0:
+        return -1, 0, -1
+    if not is_king and params[P_MEN_CAPTURE_KINGS] == 0 and opp_kings & vbit != 0:
+        return -1, 0, -1
+    first = k + 1
+    last = first - 1
+    while last + 1 < maxlen and rays[sq, d, last + 1] >= 0 and (occ >> rays[sq, d, last + 1]) & 1 == 0:
+        last += 1
+        if not (is_king and params[P_FLYING] == 1):
+            break
+    return victim, first, last
+
+
+@njit(cache=True)
+def _can_capture(sq, is_king, color, last_dir, opp_men, opp_kings, occ, captured, rays, params):
+    """Whether the piece on ``sq`` has at least one capture (used for chain continuation)."""
+    dirs = 15 if is_king else params[P_CAPTURE_DIRS + color]
+    for d in range(4):
+        if (dirs >> d) & 1 == 0:
+            continue
+        if last_dir >= 0 and params[P_NO_180] == 1 and d == _opposite(last_dir):
+            continue
+        victim, first, last = _victim_and_landings(
+            sq, d, is_king, color, opp_men, opp_kings, occ, captured, rays, params
+        )
+        if victim >= 0 and last >= first:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _opposite(d):
+    # Both direction orders (NE, NW, SE, SW) and (N, E, W, S) pair d with 3 - d.
+    return 3 - d
+
+
+@njit(cache=True)
+def _commit(out, n, depth, captured, promotes, by_king, opp_kings):
+    """Finish the capture written in row ``n`` (``depth`` hops); return the new count.
+
+    Drops it when an earlier row has the same start, end and captured set; otherwise
+    copies its prefix into row ``n + 1`` so sibling routes can keep writing there.
+    """
+    frm = out[n, F_PATH]
+    to = out[n, F_PATH + depth]
+    for j in range(n):
+        if out[j, F_CAPTURED] == captured and out[j, F_FROM] == frm and out[j, F_TO] == to:
+            return n
+    out[n, F_FROM] = frm
+    out[n, F_TO] = to
+    out[n, F_CAPTURED] = captured
+    out[n, F_PROMOTES] = promotes
+    out[n, F_NCAP] = depth
+    nkings = 0
+    first_king = MAX_CAPTURES
+    for i in range(depth):
+        if (opp_kings >> out[n, F_CAPS + i]) & 1:
+            if nkings == 0:
+                first_king = i
+            nkings += 1
+    out[n, F_NKINGS] = nkings
+    out[n, F_FIRST_KING] = first_king
+    out[n, F_BY_KING] = by_king
+    out[n, F_PATH_LEN] = depth + 1
+    if n + 1 >= out.shape[0]:
+        raise IndexError("move buffer full: more legal moves than MAX_MOVES")
+    for i in range(depth + 1):
+        out[n + 1, F_PATH + i] = out[n, F_PATH + i]
+    for i in range(depth):
+        out[n + 1, F_CAPS + i] = out[n, F_CAPS + i]
+    return n + 1
+
+
+@njit(cache=True)
+def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params, out, n):
+    """Commit every capture chain of the piece on ``start`` to ``out`` from row ``n`` on.
+
+    An explicit-stack depth-first search (numba cannot cache recursive functions).
+    Level ``L`` of the stack is the piece standing on its square after ``L`` hops; each
+    level walks its directions, and for the current direction its landing squares.
+    ``occ`` holds every piece on the board except the mover. Returns the new row count.
+    """
+    size = MAX_CAPTURES + 1
+    sq = np.empty(size, np.int64)
+    king = np.empty(size, np.bool_)
+    occ_at = np.empty(size, np.int64)
+    captured = np.empty(size, np.int64)
+    last_dir = np.empty(size, np.int64)
+    found = np.empty(size, np.bool_)
+    d_at = np.empty(size, np.int64)
+    k_at = np.empty(size, np.int64)
+    last_at = np.empty(size, np.int64)
+    victim_at = np.empty(size, np.int64)
+    cont_mask = np.empty(size, np.int64)  # landings that can continue (bit k), 0: all may end
+    started_king = 1 if is_king else 0
+    far_row = params[P_FAR_ROW + color]
+    promo = params[P_PROMO]
+    immediate = params[P_IMMEDIATE] == 1
+    no_180 = params[P_NO_180] == 1
+    man_dirs = params[P_CAPTURE_DIRS + color]
+
+    out[n, F_PATH] = start
+    level = 0
+    sq[0] = start
+    king[0] = is_king
+    occ_at[0] = occ
+    captured[0] = 0
+    last_dir[0] = -1
+    found[0] = False
+    d_at[0] = -1
+    k_at[0] = 1
+    last_at[0] = 0
+    while level >= 0:
+        s = sq[level]
+        if k_at[level] <= last_at[level]:
+            # Try the next landing square of the current direction.
+            d = d_at[level]
+            k = k_at[level]
+            k_at[level] = k + 1
+            if cont_mask[level] != 0 and (cont_mask[level] >> k) & 1 == 0:
+                continue
+            land = rays[s, d, k]
+            victim = victim_at[level]
+            vbit = _bit(victim)
+            out[n, F_PATH + level + 1] = land
+            out[n, F_CAPS + level] = victim
+            new_captured = captured[level] | vbit
+            king_now = king[level]
+            if not king_now and (far_row >> land) & 1:
+                if promo == PROMO_STOP:
+                    n = _commit(out, n, level + 1, new_captured, 1, started_king, opp_kings)
+                    continue
+                if promo == PROMO_CONTINUE:
+                    king_now = True
+            if level + 1 >= MAX_CAPTURES:
+                raise IndexError("capture chain longer than MAX_CAPTURES")
+            level += 1
+            sq[level] = land
+            king[level] = king_now
+            occ_at[level] = occ_at[level - 1] & ~vbit if immediate else occ_at[level - 1]
+            captured[level] = new_captured
+            last_dir[level] = d
+            found[level] = False
+            d_at[level] = -1
+            k_at[level] = 1
+            last_at[level] = 0
+            continue
+        # Current direction exhausted: find the next one with a capture.
+        dirs = 15 if king[level] else man_dirs
+        d = d_at[level] + 1
+        while d < 4:
+            if (dirs >> d) & 1 and not (no_180 and last_dir[level] >= 0 and d == _opposite(last_dir[level])):
+                victim, first, last = _victim_and_landings(
+                    s, d, king[level], color, opp_men, opp_kings, occ_at[level], captured[level], rays, params
+                )
+                if victim >= 0 and last >= first:
+                    break
+            d += 1
+        d_at[level] = d
+        if d < 4:
+            found[level] = True
+            victim_at[level] = victim
+            k_at[level] = first
+            last_at[level] = last
+            cont_mask[level] = 0
+            if last > first:
+                # A flying king must land where it can go on capturing, if it can anywhere.
+                vbit = _bit(victim)
+                nocc = occ_at[level] & ~vbit if immediate else occ_at[level]
+                for k in range(first, last + 1):
+                    if _can_capture(rays[s, d, k], True, color, d, opp_men, opp_kings, nocc,
+                                    captured[level] | vbit, rays, params):
+                        cont_mask[level] |= _ONE << k
+            continue
+        # All directions done: a chain that cannot go on ends here.
+        if level > 0 and not found[level]:
+            ends_king = king[level] or (far_row >> s) & 1 == 1
+            promotes = 1 if ends_king and started_king == 0 else 0
+            n = _commit(out, n, level, captured[level], promotes, started_king, opp_kings)
+        level -= 1
+    return n
+
+
+@njit(cache=True)
+def _copy_row(out, src, dst):
+    for f in range(out.shape[1]):
+        out[dst, f] = out[src, f]
+
+
+@njit(cache=True)
+def _filter_captures(out, n, choice):
+    """Keep only the captures the variant's capture-choice rule allows; return the count."""
+    if choice == CHOICE_FREE or n <= 1:
+        return n
+    best = 0
+    for i in range(n):
+        best = max(best, out[i, F_NCAP])
+    keep = 0
+    for i in range(n):
+        if out[i, F_NCAP] == best:
+            if keep != i:
+                _copy_row(out, i, keep)
+            keep += 1
+    if choice == CHOICE_MAXIMUM:
+        return keep
+    # Italian precedence: quantity (done), then by a king, then most kings, then first king earliest.
+    n = keep
+    by_king = 0
+    for i in range(n):
+        by_king = max(by_king, out[i, F_BY_KING])
+    most_kings = 0
+    for i in range(n):
+        if out[i, F_BY_KING] == by_king:
+            most_kings = max(most_kings, out[i, F_NKINGS])
+    earliest = MAX_CAPTURES
+    for i in range(n):
+        if out[i, F_BY_KING] == by_king and out[i, F_NKINGS] == most_kings:
+            earliest = min(earliest, out[i, F_FIRST_KING])
+    keep = 0
+    for i in range(n):
+        if out[i, F_BY_KING] == by_king and out[i, F_NKINGS] == most_kings and out[i, F_FIRST_KING] == earliest:
+            if keep != i:
+                _copy_row(out, i, keep)
+            keep += 1
+    return keep
+
+
+@njit(cache=True)
+def _add_quiet(out, n, frm, to, promotes):
+    if n >= out.shape[0]:
+        raise IndexError("move buffer full: more legal moves than MAX_MOVES")
+    out[n, F_FROM] = frm
+    out[n, F_TO] = to
+    out[n, F_CAPTURED] = 0
+    out[n, F_PROMOTES] = promotes
+    out[n, F_NCAP] = 0
+    out[n, F_NKINGS] = 0
+    out[n, F_FIRST_KING] = MAX_CAPTURES
+    out[n, F_BY_KING] = 0
+    out[n, F_PATH_LEN] = 2
+    out[n, F_PATH] = frm
+    out[n, F_PATH + 1] = to
+    return n + 1
+
+
+@njit(cache=True)
+def generate_moves(men_w, kings_w, men_b, kings_b, side, rays, params, out):
+    """Write every legal move of ``side`` into ``out``; return how many there are.
+
+    Captures are compulsory: when any exists, only captures (filtered by the capture
+    choice rule) are returned.
+    """
+    if side == 0:
+        own_men, own_kings, opp_men, opp_kings = men_w, kings_w, men_b, kings_b
+    else:
+        own_men, own_kings, opp_men, opp_kings = men_b, kings_b, men_w, kings_w
+    occ = own_men | own_kings | opp_men | opp_kings
+    nsq = params[P_NSQ]
+    n = 0
+    for sq in range(nsq):
+        b = _bit(sq)
+        if (own_men | own_kings) & b == 0:
+            continue
+        is_king = own_kings & b != 0
+        if not _can_capture(sq, is_king, side, -1, opp_men, opp_kings, occ & ~b, 0, rays, params):
+            continue
+        n = _captures_from(sq, is_king, side, opp_men, opp_kings, occ & ~b, rays, params, out, n)
+    if n > 0:
+        return _filter_captures(out, n, params[P_CHOICE])
+    far_row = params[P_FAR_ROW + side]
+    move_dirs = params[P_MOVE_DIRS + side]
+    flying = params[P_FLYING] == 1
+    maxlen = rays.shape[2]
+    for sq in range(nsq):
+        b = _bit(sq)
+        if own_men & b:
+            for d in range(4):
+                if (move_dirs >> d) & 1 == 0:
+                    continue
+                to = rays[sq, d, 0]
+                if to >= 0 and (occ >> to) & 1 == 0:
+                    n = _add_quiet(out, n, sq, to, 1 if (far_row >> to) & 1 else 0)
+        elif own_kings & b:
+            for d in range(4):
+                k = 0
+                while k < maxlen:
+                    to = rays[sq, d, k]
+                    if to < 0 or (occ >> to) & 1:
+                        break
+                    n = _add_quiet(out, n, sq, to, 0)
+                    if not flying:
+                        break
+                    k += 1
+    return n
+
+
+@njit(cache=True)
+def apply_move(men_w, kings_w, men_b, kings_b, side, out, i):
+    """The four bitboards after ``side`` plays move row ``i`` of ``out``."""
+    frm = _bit(out[i, F_FROM])
+    to = _bit(out[i, F_TO])
+    cap = out[i, F_CAPTURED]
+    promotes = out[i, F_PROMOTES] == 1
+    if side == 0:
+        own_men, own_kings, opp_men, opp_kings = men_w, kings_w, men_b, kings_b
+    else:
+        own_men, own_kings, opp_men, opp_kings = men_b, kings_b, men_w, kings_w
+    if own_kings & frm:
+        own_kings = (own_kings & ~frm) | to
+    else:
+        own_men = own_men & ~frm
+        if promotes:
+            own_kings = own_kings | to
+        else:
+            own_men = own_men | to
+    opp_men &= ~cap
+    opp_kings &= ~cap
+    if side == 0:
+        return own_men, own_kings, opp_men, opp_kings
+    return opp_men, opp_kings, own_men, own_kings
+
+
+@njit(cache=True)
+def _perft(men_w, kings_w, men_b, kings_b, side, depth, rays, params, buf):
+    """Leaf count with an explicit stack (bulk-counted at the last ply); ``buf[ply]`` holds ply's moves."""
+    if depth <= 0:
+        return 1
+    pos = np.empty((depth + 1, 5), np.int64)
+    count = np.empty(depth + 1, np.int64)
+    index = np.empty(depth + 1, np.int64)
+    pos[0, 0], pos[0, 1], pos[0, 2], pos[0, 3], pos[0, 4] = men_w, kings_w, men_b, kings_b, side
+    total = 0
+    ply = 0
+    count[0] = generate_moves(men_w, kings_w, men_b, kings_b, side, rays, params, buf[0])
+    index[0] = 0
+    if depth == 1:
+        return count[0]
+    while ply >= 0:
+        if index[ply] >= count[ply]:
+            ply -= 1
+            continue
+        i = index[ply]
+        index[ply] = i + 1
+        p = pos[ply]
+        mw, kw, mb, kb = apply_move(p[0], p[1], p[2], p[3], p[4], buf[ply], i)
+        nside = 1 - p[4]
+        n = generate_moves(mw, kw, mb, kb, nside, rays, params, buf[ply + 1])
+        if ply + 2 == depth:
+            total += n
+            continue
+        ply += 1
+        pos[ply, 0], pos[ply, 1], pos[ply, 2], pos[ply, 3], pos[ply, 4] = mw, kw, mb, kb, nside
+        count[ply] = n
+        index[ply] = 0
+    return total
+
+
+def perft(men_w: int, kings_w: int, men_b: int, kings_b: int, side: int, depth: int,
+          rays: np.ndarray, params: np.ndarray) -> int:
+    """Number of leaf positions ``depth`` plies (whole moves) below a position."""
+    if depth <= 0:
+        return 1
+    buf = np.zeros((depth, MAX_MOVES, N_FIELDS), dtype=np.int64)
+    return int(_perft(men_w, kings_w, men_b, kings_b, side, depth, rays, params, buf))
