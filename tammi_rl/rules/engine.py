@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from tammi_rl.rules import movegen as mg
+from tammi_rl.rules.fen import format_fen, parse_fen, square_index
 from tammi_rl.rules.geometry import Geometry, build_geometry
 from tammi_rl.rules.position import BLACK, WHITE, Move, Position, from_int64
 from tammi_rl.rules.variant import Variant, load_variant
@@ -87,6 +88,21 @@ class Rules:
             black |= g.row_mask(g.size - 1 - row)
         side = WHITE if self.variant.first_player == "white" else BLACK
         return Position(white, 0, black, 0, side)
+
+    def parse_fen(self, fen: str) -> Position:
+        """A position from FEN (``W:W21,22,K23:B1,2,3``, squares in this variant's notation)."""
+        return parse_fen(self.geometry, fen)
+
+    def fen(self, pos: Position) -> str:
+        """The FEN of ``pos``."""
+        return format_fen(self.geometry, pos)
+
+    def square(self, name: str) -> int:
+        """Internal index of a square named in this variant's notation (``c3``, ``22``)."""
+        return square_index(self.geometry, name)
+
+    def square_name(self, sq: int) -> str:
+        return self.geometry.names[sq]
 
     # --- moves -----------------------------------------------------------------
     def _generate(self, pos: Position) -> int:
