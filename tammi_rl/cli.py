@@ -1,0 +1,168 @@
+"""The ``tammi-rl`` command line.
+
+Each subcommand is one `Command`: a function that adds its arguments to an argparse
+sub-parser and a function that runs it and returns the exit status. Adding a
+subcommand (train, eval, play, match) means writing those two functions and one
+entry in `COMMANDS`. Heavy imports happen inside the run functions, so ``--help``
+and the light commands stay fast.
+
+Bad input (an unknown variant, a malformed FEN or variant file, ...) raises a
+`TammiError`; `main` prints it as ``tammi-rl: error: <message>`` and returns 2, the
+status argparse uses for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from tammi_rl import __version__
+from tammi_rl.rules.errors import TammiError
+
+if TYPE_CHECKING:
+    from tammi_rl.rules.engine import Rules
+    from tammi_rl.rules.position import Position
+
+PROG = "tammi-rl"
+EXIT_USAGE = 2
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its name, one-line help, argument setup and runner."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def _variant_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "variant", metavar="VARIANT", help="shipped variant name (russian, english, ...) or a .toml path"
+    )
+
+
+def _depth(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"depth must be a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"depth must be 0 or more, got {value}")
+    return value
+
+
+def _rules_and_position(args: argparse.Namespace) -> "tuple[Rules, Position]":
+    """The engine of ``args.variant`` and the ``--fen`` position (or the start)."""
+    from tammi_rl.rules.engine import Rules
+
+    rules = Rules.for_variant(args.variant)
+    pos = rules.parse_fen(args.fen) if args.fen else rules.start_position()
+    return rules, pos
+
+
+# --- perft ----------------------------------------------------------------------------
+def _perft_arguments(parser: argparse.ArgumentParser) -> None:
+    _variant_arg(parser)
+    parser.add_argument("depth", metavar="DEPTH", type=_depth, help="plies to search (whole moves)")
+    parser.add_argument("--fen", help="start position (default: the variant's start position)")
+    parser.add_argument("--divide", action="store_true", help="also print the count below each legal move")
+
+
+def _perft(args: argparse.Namespace) -> int:
+    """Leaf counts; the total is always alone on the last line."""
+    from tammi_rl.rules.notation import format_move
+
+    rules, pos = _rules_and_position(args)
+    if args.divide and args.depth >= 1:
+        total = 0
+        for move, count in rules.perft_divide(pos, args.depth):
+            print(f"{format_move(rules, move)} {count}")
+            total += count
+    else:
+        total = rules.perft(pos, args.depth)
+    print(total)
+    return 0
+
+
+# --- legal ----------------------------------------------------------------------------
+def _legal_arguments(parser: argparse.ArgumentParser) -> None:
+    _variant_arg(parser)
+    parser.add_argument("--fen", help="position (default: the variant's start position)")
+
+
+def _legal(args: argparse.Namespace) -> int:
+    """JSON list of legal moves; squares named as in the variant's FEN (numbers as ints)."""
+    rules, pos = _rules_and_position(args)
+
+    def name(sq: int) -> str | int:
+        text = rules.square_name(sq)
+        return int(text) if text.isdigit() else text
+
+    moves = [
+        {"path": [name(s) for s in m.path], "captures": [name(s) for s in m.captures]}
+        for m in rules.legal_moves(pos)
+    ]
+    print(json.dumps(moves))
+    return 0
+
+
+# --- variants -------------------------------------------------------------------------
+def _variants_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+def _variants(args: argparse.Namespace) -> int:
+    """One line per shipped variant: name, Gymnasium id, PDN GameType."""
+    from tammi_rl.rules.variant import available_variants, load_variant
+
+    for name in available_variants():
+        variant = load_variant(name)
+        print(f"{name:<15} {variant.gym_id:<26} GameType {variant.pdn_gametype}")
+    return 0
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("perft", "count leaf positions of whole moves to a depth", _perft_arguments, _perft),
+    Command("legal", "print the legal moves of a position as JSON", _legal_arguments, _legal),
+    Command("variants", "list the shipped variants and their Gymnasium ids", _variants_arguments, _variants),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with one sub-parser per entry of `COMMANDS`."""
+    parser = argparse.ArgumentParser(prog=PROG, description="AlphaZero-style RL for draughts (tammi).")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS:
+        sub_parser = sub.add_parser(command.name, help=command.help, description=command.help)
+        command.add_arguments(sub_parser)
+        sub_parser.set_defaults(run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 bad input)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors
+        if exc.code is None:
+            return 0
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        return args.run(args)
+    except TammiError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
