@@ -48,6 +48,12 @@ def build_params(variant: Variant, geometry: Geometry) -> np.ndarray:
     for color in (WHITE, BLACK):
         p[mg.P_MOVE_DIRS + color] = _direction_mask(geometry, color, variant.man_moves)
         p[mg.P_CAPTURE_DIRS + color] = _direction_mask(geometry, color, variant.man_captures)
+        for sq in range(geometry.n_squares):
+            reach = 0
+            for d in range(4):
+                if p[mg.P_CAPTURE_DIRS + color] >> d & 1 and geometry.rays[sq, d, 0] >= 0:
+                    reach |= 1 << int(geometry.rays[sq, d, 0])
+            p[mg.P_MAN_REACH + 64 * color + sq] = reach - (1 << 64) if reach >= 1 << 63 else reach
         far = geometry.size - 1 if color == WHITE else 0
         far_mask = geometry.row_mask(far)
         p[mg.P_FAR_ROW + color] = far_mask - (1 << 64) if far_mask >= 1 << 63 else far_mask

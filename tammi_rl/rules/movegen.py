@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 # --- params layout -------------------------------------------------------------
 P_NSQ = 0  # number of playable squares
@@ -28,13 +29,15 @@ P_NO_180 = 6  # 1: a capturing piece may not reverse direction between two jumps
 P_MOVE_DIRS = 7  # [7 + side]: bitmask of the directions a man of `side` moves in
 P_CAPTURE_DIRS = 9  # [9 + side]: bitmask of the directions a man of `side` captures in
 P_FAR_ROW = 11  # [11 + side]: bitboard of the row where a man of `side` promotes
-N_PARAMS = 13
+P_MAN_REACH = 13  # [13 + 64 * side + sq]: squares a man of `side` on `sq` could capture (prefilter)
+N_PARAMS = P_MAN_REACH + 128
 
 CHOICE_FREE, CHOICE_MAXIMUM, CHOICE_ITALIAN = 0, 1, 2
 PROMO_CONTINUE, PROMO_STOP, PROMO_AT_END = 0, 1, 2
 
 # --- move row layout -----------------------------------------------------------
 MAX_MOVES = 1024
+STACK_ROWS = 11  # the last rows of every move buffer are the capture search's scratch stack
 MAX_CAPTURES = 24
 MAX_PATH = MAX_CAPTURES + 1
 F_FROM = 0
@@ -58,7 +61,7 @@ def _bit(sq):
     return _ONE << sq
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _victim_and_landings(sq, d, is_king, own_color, opp_men, opp_kings, occ, captured, rays, params):
     """Capture from ``sq`` along direction ``d``: (victim square or -1, first landing index k, last k).
 
@@ -87,7 +90,7 @@ def _victim_and_landings(sq, d, is_king, own_color, opp_men, opp_kings, occ, cap
     return victim, first, last
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _can_capture(sq, is_king, color, last_dir, opp_men, opp_kings, occ, captured, rays, params):
     """Whether the piece on ``sq`` has at least one capture (used for chain continuation)."""
     dirs = 15 if is_king else params[P_CAPTURE_DIRS + color]
@@ -138,7 +141,7 @@ def _commit(out, n, depth, captured, promotes, by_king, opp_kings):
     out[n, F_FIRST_KING] = first_king
     out[n, F_BY_KING] = by_king
     out[n, F_PATH_LEN] = depth + 1
-    if n + 1 >= out.shape[0]:
+    if n + 1 >= out.shape[0] - STACK_ROWS:
         raise IndexError("move buffer full: more legal moves than MAX_MOVES")
     for i in range(depth + 1):
         out[n + 1, F_PATH + i] = out[n, F_PATH + i]
@@ -156,18 +159,18 @@ def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params,
     level walks its directions, and for the current direction its landing squares.
     ``occ`` holds every piece on the board except the mover. Returns the new row count.
     """
-    size = MAX_CAPTURES + 1
-    sq = np.empty(size, np.int64)
-    king = np.empty(size, np.bool_)
-    occ_at = np.empty(size, np.int64)
-    captured = np.empty(size, np.int64)
-    last_dir = np.empty(size, np.int64)
-    found = np.empty(size, np.bool_)
-    d_at = np.empty(size, np.int64)
-    k_at = np.empty(size, np.int64)
-    last_at = np.empty(size, np.int64)
-    victim_at = np.empty(size, np.int64)
-    cont_mask = np.empty(size, np.int64)  # landings that can continue (bit k), 0: all may end
+    top = out.shape[0] - STACK_ROWS  # scratch rows, so the hot path allocates nothing
+    sq = out[top]
+    king = out[top + 1]  # 1 when the piece moves as a king at this level
+    occ_at = out[top + 2]
+    captured = out[top + 3]
+    last_dir = out[top + 4]
+    found = out[top + 5]
+    d_at = out[top + 6]
+    k_at = out[top + 7]
+    last_at = out[top + 8]
+    victim_at = out[top + 9]
+    cont_mask = out[top + 10]  # landings that can continue (bit k), 0: all may end
     started_king = 1 if is_king else 0
     far_row = params[P_FAR_ROW + color]
     promo = params[P_PROMO]
@@ -178,11 +181,11 @@ def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params,
     out[n, F_PATH] = start
     level = 0
     sq[0] = start
-    king[0] = is_king
+    king[0] = 1 if is_king else 0
     occ_at[0] = occ
     captured[0] = 0
     last_dir[0] = -1
-    found[0] = False
+    found[0] = 0
     d_at[0] = -1
     k_at[0] = 1
     last_at[0] = 0
@@ -202,12 +205,12 @@ def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params,
             out[n, F_CAPS + level] = victim
             new_captured = captured[level] | vbit
             king_now = king[level]
-            if not king_now and (far_row >> land) & 1:
+            if king_now == 0 and (far_row >> land) & 1:
                 if promo == PROMO_STOP:
                     n = _commit(out, n, level + 1, new_captured, 1, started_king, opp_kings)
                     continue
                 if promo == PROMO_CONTINUE:
-                    king_now = True
+                    king_now = 1
             if level + 1 >= MAX_CAPTURES:
                 raise IndexError("capture chain longer than MAX_CAPTURES")
             level += 1
@@ -216,25 +219,25 @@ def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params,
             occ_at[level] = occ_at[level - 1] & ~vbit if immediate else occ_at[level - 1]
             captured[level] = new_captured
             last_dir[level] = d
-            found[level] = False
+            found[level] = 0
             d_at[level] = -1
             k_at[level] = 1
             last_at[level] = 0
             continue
         # Current direction exhausted: find the next one with a capture.
-        dirs = 15 if king[level] else man_dirs
+        dirs = 15 if king[level] == 1 else man_dirs
         d = d_at[level] + 1
         while d < 4:
             if (dirs >> d) & 1 and not (no_180 and last_dir[level] >= 0 and d == _opposite(last_dir[level])):
                 victim, first, last = _victim_and_landings(
-                    s, d, king[level], color, opp_men, opp_kings, occ_at[level], captured[level], rays, params
+                    s, d, king[level] == 1, color, opp_men, opp_kings, occ_at[level], captured[level], rays, params
                 )
                 if victim >= 0 and last >= first:
                     break
             d += 1
         d_at[level] = d
         if d < 4:
-            found[level] = True
+            found[level] = 1
             victim_at[level] = victim
             k_at[level] = first
             last_at[level] = last
@@ -249,8 +252,8 @@ def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params,
                         cont_mask[level] |= _ONE << k
             continue
         # All directions done: a chain that cannot go on ends here.
-        if level > 0 and not found[level]:
-            ends_king = king[level] or (far_row >> s) & 1 == 1
+        if level > 0 and found[level] == 0:
+            ends_king = king[level] == 1 or (far_row >> s) & 1 == 1
             promotes = 1 if ends_king and started_king == 0 else 0
             n = _commit(out, n, level, captured[level], promotes, started_king, opp_kings)
         level -= 1
@@ -301,9 +304,9 @@ def _filter_captures(out, n, choice):
     return keep
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_quiet(out, n, frm, to, promotes):
-    if n >= out.shape[0]:
+    if n >= out.shape[0] - STACK_ROWS:
         raise IndexError("move buffer full: more legal moves than MAX_MOVES")
     out[n, F_FROM] = frm
     out[n, F_TO] = to
@@ -333,40 +336,61 @@ def generate_moves(men_w, kings_w, men_b, kings_b, side, rays, params, out):
     occ = own_men | own_kings | opp_men | opp_kings
     nsq = params[P_NSQ]
     n = 0
-    for sq in range(nsq):
+    # Men: most have no enemy piece within reach, which one mask test rules out.
+    targets = opp_men | opp_kings if params[P_MEN_CAPTURE_KINGS] == 1 else opp_men
+    cap_dirs = params[P_CAPTURE_DIRS + side]
+    reach = P_MAN_REACH + 64 * side
+    rest = own_men
+    while rest != 0:
+        sq = trailing_zeros(rest)
         b = _bit(sq)
-        if (own_men | own_kings) & b == 0:
+        rest ^= b
+        if targets & params[reach + sq] == 0:
             continue
-        is_king = own_kings & b != 0
-        if not _can_capture(sq, is_king, side, -1, opp_men, opp_kings, occ & ~b, 0, rays, params):
-            continue
-        n = _captures_from(sq, is_king, side, opp_men, opp_kings, occ & ~b, rays, params, out, n)
+        for d in range(4):
+            if (cap_dirs >> d) & 1:
+                over = rays[sq, d, 0]
+                land = rays[sq, d, 1]
+                if land >= 0 and (targets >> over) & 1 and (occ >> land) & 1 == 0:
+                    n = _captures_from(sq, False, side, opp_men, opp_kings, occ & ~b, rays, params, out, n)
+                    break
+    rest = own_kings
+    while rest != 0:
+        sq = trailing_zeros(rest)
+        b = _bit(sq)
+        rest ^= b
+        if _can_capture(sq, True, side, -1, opp_men, opp_kings, occ & ~b, 0, rays, params):
+            n = _captures_from(sq, True, side, opp_men, opp_kings, occ & ~b, rays, params, out, n)
     if n > 0:
         return _filter_captures(out, n, params[P_CHOICE])
     far_row = params[P_FAR_ROW + side]
     move_dirs = params[P_MOVE_DIRS + side]
     flying = params[P_FLYING] == 1
     maxlen = rays.shape[2]
-    for sq in range(nsq):
-        b = _bit(sq)
-        if own_men & b:
-            for d in range(4):
-                if (move_dirs >> d) & 1 == 0:
-                    continue
-                to = rays[sq, d, 0]
-                if to >= 0 and (occ >> to) & 1 == 0:
-                    n = _add_quiet(out, n, sq, to, 1 if (far_row >> to) & 1 else 0)
-        elif own_kings & b:
-            for d in range(4):
-                k = 0
-                while k < maxlen:
-                    to = rays[sq, d, k]
-                    if to < 0 or (occ >> to) & 1:
-                        break
-                    n = _add_quiet(out, n, sq, to, 0)
-                    if not flying:
-                        break
-                    k += 1
+    rest = own_men
+    while rest != 0:
+        sq = trailing_zeros(rest)
+        rest ^= _bit(sq)
+        for d in range(4):
+            if (move_dirs >> d) & 1 == 0:
+                continue
+            to = rays[sq, d, 0]
+            if to >= 0 and (occ >> to) & 1 == 0:
+                n = _add_quiet(out, n, sq, to, 1 if (far_row >> to) & 1 else 0)
+    rest = own_kings
+    while rest != 0:
+        sq = trailing_zeros(rest)
+        rest ^= _bit(sq)
+        for d in range(4):
+            k = 0
+            while k < maxlen:
+                to = rays[sq, d, k]
+                if to < 0 or (occ >> to) & 1:
+                    break
+                n = _add_quiet(out, n, sq, to, 0)
+                if not flying:
+                    break
+                k += 1
     return n
 
 
