@@ -247,7 +247,8 @@ def _replay(tokens: list[_Token], index: int, rules: Rules | None) -> PdnGame:
                 move = parse_move(rules, pos, tok.text)
             except MoveError as exc:
                 label = _move_label(len(moves), start.side, first)
-                raise PdnError(f"game {index}, move {label} {tok.text!r}: {exc}") from None
+                reason = str(exc).removeprefix(f"move {tok.text!r}: ")
+                raise PdnError(f"game {index}, move {label} {tok.text!r}: {reason}") from None
             moves.append(move)
             pos = rules.play(pos, move)
     return PdnGame(tags=tags, start=start, moves=moves, result=result, rules=rules)
