@@ -15,7 +15,9 @@ from tammi_rl.rules.position import Move, Position
 GAMETYPES = {"russian": 25, "english": 21, "italian": 22, "brazilian": 26, "turkish": 30, "international": 20}
 
 
-def random_game(rules: Rules, rng: random.Random, start: Position | None = None, plies: int = 150) -> list[Move]:
+def random_game(
+    rules: Rules, rng: random.Random, start: Position | None = None, plies: int = 150
+) -> list[Move]:
     pos = rules.start_position() if start is None else start
     moves: list[Move] = []
     for _ in range(plies):
