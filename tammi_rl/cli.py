@@ -126,10 +126,37 @@ def _variants(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- play, match (logic in tammi_rl.search.commands) -----------------------------------
+def _play_arguments(parser: argparse.ArgumentParser) -> None:
+    from tammi_rl.search.commands import add_play_arguments
+
+    add_play_arguments(parser)
+
+
+def _play(args: argparse.Namespace) -> int:
+    from tammi_rl.search.commands import run_play
+
+    return run_play(args)
+
+
+def _match_arguments(parser: argparse.ArgumentParser) -> None:
+    from tammi_rl.search.commands import add_match_arguments
+
+    add_match_arguments(parser)
+
+
+def _match(args: argparse.Namespace) -> int:
+    from tammi_rl.search.commands import run_match_command
+
+    return run_match_command(args)
+
+
 COMMANDS: tuple[Command, ...] = (
     Command("perft", "count leaf positions of whole moves to a depth", _perft_arguments, _perft),
     Command("legal", "print the legal moves of a position as JSON", _legal_arguments, _legal),
     Command("variants", "list the shipped variants and their Gymnasium ids", _variants_arguments, _variants),
+    Command("play", "play a game in the terminal (human or engine on either side)", _play_arguments, _play),
+    Command("match", "play a match between two players; W/D/L, score with 95% CI, PDN", _match_arguments, _match),
 )
 
 

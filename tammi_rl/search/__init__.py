@@ -1,0 +1,1 @@
+"""Alpha-beta baseline player: evaluation, Zobrist hashing, compiled search, openings, matches."""

@@ -1,0 +1,206 @@
+"""Alpha-beta search driver: iterative deepening, time/node limits, near-equal move randomisation.
+
+    search = AlphaBeta(Rules.for_variant("russian"), SearchConfig(depth=6))
+    result = search.search(position)          # SearchResult: move, score, depth, nodes...
+    result.move                               # a Move from rules.legal_moves(position)
+
+Each depth is one call of the compiled `core.search_iteration`; the transposition
+table, killers and history persist between depths and between moves of a game
+(`new_game` clears them). A time limit is kept by giving every iteration a node budget
+from the measured speed; an abandoned iteration is discarded.
+
+Determinism: with a depth or node limit (no time limit) the result depends only on the
+position, the history and the search state, so a seeded player replays the same game.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.position import Move, Position
+from tammi_rl.search import core
+from tammi_rl.search.evaluation import EvalWeights, build_tables, default_weights, evaluate
+from tammi_rl.search.zobrist import DEFAULT_KEYS, hash_position
+
+MAX_DEPTH = core.MAX_PLY // 2
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Limits and options of one alpha-beta player."""
+
+    depth: int | None = 6
+    """Maximum nominal depth in plies (None: as deep as the time allows)."""
+    time: float | None = None
+    """Seconds per move (None: no time limit)."""
+    nodes: int | None = None
+    """Node budget per move (None: no limit)."""
+    margin: int = 0
+    """Randomise among root moves scoring within this many points (a man = 100) of the best."""
+    tt_bits: int = 20
+    """The transposition table holds 2**tt_bits entries (16 bytes each)."""
+    weights: Mapping[str, int] = field(default_factory=dict)
+    """Evaluation weight overrides (see `EvalWeights`)."""
+
+    def __post_init__(self) -> None:
+        if self.depth is None and self.time is None and self.nodes is None:
+            raise ValueError("alpha-beta needs a limit: depth, time or nodes")
+        if self.depth is not None and not 1 <= self.depth <= MAX_DEPTH:
+            raise ValueError(f"depth must be in 1..{MAX_DEPTH}, got {self.depth}")
+        if self.time is not None and self.time <= 0:
+            raise ValueError(f"time must be > 0 seconds, got {self.time}")
+        if self.nodes is not None and self.nodes < 1:
+            raise ValueError(f"nodes must be >= 1, got {self.nodes}")
+        if self.margin < 0:
+            raise ValueError(f"margin must be >= 0, got {self.margin}")
+        if not 4 <= self.tt_bits <= 28:
+            raise ValueError(f"tt_bits must be in 4..28, got {self.tt_bits}")
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The outcome of one search."""
+
+    move: Move
+    score: int
+    """Score of ``move`` for the side to move (a man = 100; beyond ±`core.MATE_BOUND`: a forced result)."""
+    depth: int
+    """Deepest completed iteration (0: the move was forced, no search)."""
+    nodes: int
+    seconds: float
+    candidates: tuple[Move, ...]
+    """Root moves within the margin of the best (just ``(move,)`` without randomisation)."""
+
+    @property
+    def nps(self) -> float:
+        return self.nodes / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def mate_in(self) -> int | None:
+        """Plies to a forced end (positive: the side to move wins), or None."""
+        if abs(self.score) <= core.MATE_BOUND:
+            return None
+        plies = core.MATE - abs(self.score)
+        return plies if self.score > 0 else -plies
+
+
+class AlphaBeta:
+    """A reusable alpha-beta searcher for one variant (holds the tables between moves)."""
+
+    def __init__(self, rules: Rules, config: SearchConfig | None = None, seed: int | None = None) -> None:
+        self.rules = rules
+        self.config = config or SearchConfig()
+        self.weights: EvalWeights = default_weights(rules).with_overrides(self.config.weights)
+        self.tables = build_tables(rules, self.weights)
+        self.keys = DEFAULT_KEYS
+        size = 1 << self.config.tt_bits
+        self.tt_key = np.zeros(size, dtype=np.int64)
+        self.tt_val = np.zeros(size, dtype=np.int64)
+        self.killers = np.full((core.MAX_PLY + 1, 2), -1, dtype=np.int64)
+        self.history = np.zeros((2, 64, 64), dtype=np.int64)
+        self.bufs, self.order, self.perm = core.allocate_buffers()
+        self.root_scores = np.empty(len(self.bufs[0]), dtype=np.int64)
+        self.men_reversible = int(set(rules.variant.man_moves) != {"forward"})
+        self.rng = random.Random(seed)
+
+    def new_game(self, seed: int | None = None) -> None:
+        """Forget everything learnt in earlier searches; reseed the randomisation if given a seed."""
+        self.tt_key[:] = 0
+        self.tt_val[:] = 0
+        self.killers[:] = -1
+        self.history[:] = 0
+        if seed is not None:
+            self.rng = random.Random(seed)
+
+    def evaluate(self, position: Position) -> int:
+        """Static evaluation of ``position`` for the side to move."""
+        t = self.tables
+        return int(evaluate(*position.as_int64(), t.pst, t.reach, t.mobility))
+
+    def search(
+        self,
+        position: Position,
+        history: Sequence[Position] = (),
+        depth: int | None = None,
+        time_limit: float | None = None,
+        nodes: int | None = None,
+    ) -> SearchResult:
+        """Best move of ``position``; ``history``: earlier positions since the last irreversible move.
+
+        ``depth``, ``time_limit`` and ``nodes`` override the config's limits for this call.
+        """
+        start = time.perf_counter()
+        cfg = self.config
+        if depth is None and time_limit is None and nodes is None:
+            depth, time_limit, nodes = cfg.depth, cfg.time, cfg.nodes
+        moves = self.rules.legal_moves(position)
+        if not moves:
+            raise ValueError(f"no legal moves in {self.rules.fen(position)}: the game is over")
+        if len(moves) == 1:
+            return SearchResult(moves[0], self.evaluate(position), 0, 0, time.perf_counter() - start, (moves[0],))
+        max_depth = MAX_DEPTH if depth is None else depth
+        node_cap = nodes if nodes is not None else 1 << 62
+        deadline = start + time_limit if time_limit is not None else None
+
+        path = np.zeros(len(history) + core.MAX_PLY + 2, dtype=np.int64)
+        for i, pos in enumerate(history):
+            path[i] = hash_position(pos, self.keys)
+        root = np.array(position.as_int64(), dtype=np.int64)
+        self.history >>= 1  # age the history heuristic
+        t = self.tables
+        total = 0
+        best: tuple[int, int, int, np.ndarray] | None = None
+        nps = 3e5
+        for d in range(1, max_depth + 1):
+            limit = node_cap - total
+            if deadline is not None:
+                now = time.perf_counter()
+                limit = min(limit, int(max(deadline - now, 0.0) * nps * 0.9))
+                if best is not None and limit <= 0:
+                    break
+            if best is None:
+                limit = max(limit, 1 << 62)  # always finish depth 1
+            score, idx, n, aborted = core.search_iteration(
+                root, d, cfg.margin, limit, self.rules.rays, self.rules.params, t.pst, t.reach, t.mobility,
+                self.keys, self.tt_key, self.tt_val, self.killers, self.history, path, len(history),
+                self.men_reversible, self.bufs, self.order, self.perm, self.root_scores,
+            )
+            total += int(n)
+            elapsed = time.perf_counter() - start
+            if elapsed > 1e-3:
+                nps = max(total / elapsed, 1e4)
+            if aborted:
+                break
+            best = (int(score), int(idx), d, self.root_scores[: len(moves)].copy())
+            if abs(score) > core.MATE_BOUND:
+                break
+            if deadline is not None and elapsed > 0.6 * time_limit:
+                break  # the next iteration would most likely not finish
+        assert best is not None
+        score, idx, reached, root_scores = best
+        chosen = idx
+        candidates = (moves[idx],)
+        if cfg.margin > 0 and abs(score) <= core.MATE_BOUND:
+            near = [i for i in range(len(moves)) if root_scores[i] >= score - cfg.margin]
+            if idx not in near:  # cannot happen, but never lose the best move
+                near.append(idx)
+            near.sort()
+            chosen = self.rng.choice(near)
+            candidates = tuple(moves[i] for i in near)
+            score = int(root_scores[chosen])
+        return SearchResult(moves[chosen], score, reached, total, time.perf_counter() - start, candidates)
+
+
+def config_from_dict(options: Mapping[str, Any]) -> SearchConfig:
+    """A `SearchConfig` from a plain dict (unknown keys are errors that name the key)."""
+    known = set(SearchConfig.__dataclass_fields__)
+    for key in options:
+        if key not in known:
+            raise ValueError(f"unknown alpha-beta option {key!r}; known options: {', '.join(sorted(known))}")
+    return SearchConfig(**options)

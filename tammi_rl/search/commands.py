@@ -1,0 +1,179 @@
+"""The ``tammi-rl play`` and ``tammi-rl match`` subcommands (registered in `tammi_rl.cli`).
+
+    tammi-rl play russian --white human --black alphabeta:depth=6
+    tammi-rl match russian alphabeta:depth=6 alphabeta:depth=2 --games 20 --pdn out.pdn
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.errors import TammiError
+from tammi_rl.rules.position import BLACK, COLOR_NAMES, WHITE, Move, Position
+
+_PIECES = {"w": " w ", "W": " W ", "b": " b ", "B": " B "}
+
+
+def render_board(rules: Rules, pos: Position, last: Move | None = None) -> str:
+    """A text board as White sees it: ``w``/``b`` men, ``W``/``B`` kings, coordinates around.
+
+    Empty playable squares show ``.`` (algebraic variants, files and ranks on the edges)
+    or their number (numeric variants). The last move's squares are bracketed.
+    """
+    g = rules.geometry
+    size = g.size
+    numeric = rules.variant.notation == "numeric"
+    marked = set(last.path) if last else set()
+    lines = []
+    for row in range(size - 1, -1, -1):
+        cells = []
+        for col in range(size):
+            sq = g.index_of_coord.get((row, col))
+            if sq is None:
+                cells.append("   ")
+                continue
+            piece = pos.piece_at(sq)
+            if piece is not None:
+                text = _PIECES[piece]
+            else:
+                text = f"{g.names[sq]:>2} " if numeric else " . "
+            if sq in marked:
+                text = "[" + text[1] + "]" if piece is not None or not numeric else "[" + text[:2].strip() + "]"
+            cells.append(text)
+        label = "" if numeric else f"{row + 1:>2} "
+        lines.append(f"{label}|{''.join(cells)}|")
+    edge = ("" if numeric else "   ") + "+" + "-" * (3 * size) + "+"
+    lines.insert(0, edge)
+    lines.append(edge)
+    if not numeric:
+        lines.append("    " + "".join(f" {chr(ord('a') + c)} " for c in range(size)))
+    return "\n".join(lines)
+
+
+def _describe_search(player: object) -> str:
+    last = getattr(player, "last", None)
+    if last is None:
+        return ""
+    if last.depth == 0:
+        return "  (forced)"
+    mate = last.mate_in
+    score = f"win in {mate}" if mate and mate > 0 else f"loss in {-mate}" if mate else f"{last.score:+d}"
+    return f"  ({score}, depth {last.depth}, {last.nodes} nodes, {last.seconds:.2f}s)"
+
+
+# --- play -----------------------------------------------------------------------------------
+def add_play_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("variant", metavar="VARIANT", help="variant name (russian, english, ...) or a .toml path")
+    parser.add_argument("--white", default="human", help="player spec for White (default: human)")
+    parser.add_argument("--black", default="alphabeta:depth=6", help="player spec for Black (default: alphabeta:depth=6)")
+    parser.add_argument("--fen", help="start position (default: the variant's start)")
+    parser.add_argument("--max-plies", type=int, default=None, help="adjudicate after this many plies")
+    parser.add_argument("--pdn", help="write the game to this PDN file when it ends")
+
+
+def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Play one game in the terminal; moves typed in the variant's notation."""
+    from tammi_rl.players import PlayerQuit, parse_player_spec
+    from tammi_rl.rules.game import Game
+    from tammi_rl.rules.notation import format_move
+    from tammi_rl.rules.pdn import game_to_pdn
+
+    out = out or sys.stdout
+    rules = Rules.for_variant(args.variant)
+    players = {WHITE: parse_player_spec(args.white, rules), BLACK: parse_player_spec(args.black, rules)}
+    start = rules.parse_fen(args.fen) if args.fen else None
+    game = Game(rules, start=start, max_plies=args.max_plies)
+
+    def say(text: str = "") -> None:
+        print(text, file=out, flush=True)
+
+    say(f"{rules.variant.name}: {players[WHITE].name} (white) vs {players[BLACK].name} (black)")
+    say("type moves like " + ("c3-d4 or c3:e5" if rules.variant.notation == "algebraic" else "22-18 or 22x15")
+        + "; 'moves' lists the legal moves, 'resign' resigns, 'quit' stops")
+    say(render_board(rules, game.position))
+    while not game.is_over:
+        side = game.side
+        player = players[side]
+        try:
+            move = player.choose(game)
+        except PlayerQuit as stop:
+            if stop.resign:
+                game.resign(side)
+                break
+            say("game stopped.")
+            _write_pdn(args, rules, game, players, out)
+            return 0
+        game.play(move)
+        say(f"{len(game.moves)}. {COLOR_NAMES[side]} plays {format_move(rules, move)}{_describe_search(player)}")
+        say(render_board(rules, game.position, move))
+    assert game.result is not None
+    say(f"result: {game.result}")
+    _write_pdn(args, rules, game, players, out)
+    return 0
+
+
+def _write_pdn(args: argparse.Namespace, rules: Rules, game: "object", players: dict, out: TextIO) -> None:
+    from tammi_rl.rules.pdn import game_to_pdn
+
+    if not args.pdn:
+        return
+    result = game.result.pdn if game.result is not None else "*"
+    tags = {"Event": "tammi-rl play", "Date": _today(), "White": players[WHITE].name, "Black": players[BLACK].name}
+    start = game.positions[0]
+    Path(args.pdn).write_text(game_to_pdn(rules, game.moves, start=start, tags=tags, result=result), encoding="utf-8")
+    print(f"game written to {args.pdn}", file=out)
+
+
+def _today() -> str:
+    return datetime.date.today().strftime("%Y.%m.%d")
+
+
+# --- match ----------------------------------------------------------------------------------
+def add_match_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("variant", metavar="VARIANT", help="variant name (russian, english, ...) or a .toml path")
+    parser.add_argument("player_a", metavar="PLAYER_A", help="player spec, e.g. alphabeta:depth=6")
+    parser.add_argument("player_b", metavar="PLAYER_B", help="player spec, e.g. random")
+    parser.add_argument("--games", type=int, default=10, help="number of games (default 10)")
+    parser.add_argument("--pdn", help="write all games to this PDN file")
+    parser.add_argument("--seed", type=int, default=0, help="match seed (players are reseeded per game)")
+    parser.add_argument("--max-plies", type=int, default=300, help="adjudicate after this many plies (default 300)")
+    parser.add_argument("--openings", help="openings file (default: envs/openings/VARIANT.txt)")
+    parser.add_argument("--quiet", action="store_true", help="print only the final summary")
+
+
+def run_match_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Play a match and print W/D/L, the score with its 95% interval, and the Elo difference."""
+    from tammi_rl.match import match_pdn, run_match
+    from tammi_rl.players import parse_player_spec
+    from tammi_rl.search.openings import load_openings, read_openings
+
+    out = out or sys.stdout
+    if args.games < 1:
+        raise TammiError(f"--games must be >= 1, got {args.games}")
+    rules = Rules.for_variant(args.variant)
+    a = parse_player_spec(args.player_a, rules)
+    b = parse_player_spec(args.player_b, rules)
+    if a.name == b.name:
+        a.name, b.name = f"A:{a.name}", f"B:{b.name}"
+    openings = read_openings(rules, args.openings) if args.openings else load_openings(rules)
+
+    def progress(i: int, record: "object") -> None:
+        if not args.quiet:
+            res = record.game.result
+            print(f"game {i + 1}: {record.white} - {record.black}  {res}  "
+                  f"({len(record.game.moves)} plies, opening {record.opening.text})", file=out, flush=True)
+
+    result = run_match(rules, a, b, args.games, openings=openings, max_plies=args.max_plies,
+                       seed=args.seed, on_game=progress)
+    print(result.summary(), file=out)
+    if args.pdn:
+        text = match_pdn(rules, result)
+        text = text.replace('[Date "????.??.??"]', f'[Date "{_today()}"]')
+        Path(args.pdn).write_text(text, encoding="utf-8")
+        print(f"{len(result.games)} games written to {args.pdn}", file=out)
+    return 0
