@@ -1,0 +1,249 @@
+"""Batched search driver: B roots searched together, one network call per simulation step.
+
+    search = BatchedSearch(rules, mcts_cfg, max_trees=64, max_simulations=64)
+    results = search.run(roots, evaluator, simulations=64, explore=True, rng=rng)
+
+``evaluator(obs [L, C, H, W] float32) -> (logits [L, A] float32, values [L] float32)``
+where ``values`` are for each leaf's side to move. Tree work (selection, expansion,
+backup, observation encoding) is compiled (`tammi_rl.mcts.tree`); Python only loops
+over simulation steps and calls the evaluator once per step on every leaf that needs it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from tammi_rl.env.actions import ActionCodec, canonical_square
+from tammi_rl.env.observation import N_PLANES
+from tammi_rl.mcts import tree as tr
+from tammi_rl.rules import movegen as mg
+from tammi_rl.rules.engine import Rules
+from tammi_rl.train.config import MCTSConfig
+
+Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+_NOT_CONSIDERED = -1e300
+
+
+@dataclass
+class RootState:
+    """Where a search starts: the board at the start of the turn, the hops already
+    played in this turn (path prefix, starting square first), and the draw counters."""
+
+    board: tuple[int, int, int, int, int]
+    path: tuple[int, ...] = ()
+    no_progress: int = 0
+    kings_only: int = 0
+    three_kings: int = 0
+    repetition: int = 1
+
+
+@dataclass
+class SearchResult:
+    """One root's outcome. ``actions``: legal hops; ``policy``: the search policy over them
+    (Gumbel: improved policy; PUCT: visit shares); ``action``: the chosen hop; ``value``:
+    the searched value for the side to move; ``obs``: the root's planes."""
+
+    actions: np.ndarray
+    visits: np.ndarray
+    policy: np.ndarray
+    action: int
+    value: float
+    obs: np.ndarray
+    prior: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+def considered_visit_schedule(max_considered: int, simulations: int) -> np.ndarray:
+    """Sequential halving as a schedule: at simulation s, the root visits a considered action
+    whose visit count equals ``schedule[s]`` (Gumbel MuZero, Danihelka et al. 2022)."""
+    if max_considered <= 1:
+        return np.arange(simulations, dtype=np.int64)
+    rounds = max(1, math.ceil(math.log2(max_considered)))
+    schedule: list[int] = []
+    visits = [0] * max_considered
+    considered = max_considered
+    while len(schedule) < simulations:
+        extra = max(1, int(simulations / (rounds * considered)))
+        for _ in range(extra):
+            schedule.extend(visits[:considered])
+            for i in range(considered):
+                visits[i] += 1
+        considered = max(2, considered // 2)
+    return np.asarray(schedule[:simulations], dtype=np.int64)
+
+
+class BatchedSearch:
+    """Reusable tree storage and the simulation loop for up to ``max_trees`` roots."""
+
+    def __init__(self, rules: Rules, cfg: MCTSConfig, max_trees: int, max_simulations: int,
+                 edges_per_node: int = 64) -> None:
+        self.rules = rules
+        self.cfg = cfg
+        self.codec = ActionCodec.for_rules(rules)
+        g = rules.geometry
+        self.obs_shape = (N_PLANES, g.size, g.size)
+        self.cell_row = np.zeros((2, g.n_squares), np.int64)
+        self.cell_col = np.zeros((2, g.n_squares), np.int64)
+        for side in (0, 1):
+            for sq in range(g.n_squares):
+                self.cell_row[side, sq], self.cell_col[side, sq] = g.coords[canonical_square(g.n_squares, side, sq)]
+        self.max_trees = max_trees
+        self.max_simulations = max_simulations
+        n_nodes = max_simulations + 2
+        n_edges = n_nodes * edges_per_node
+        b = max_trees
+        self.nodes_i = np.zeros((b, n_nodes, tr.N_I), np.int64)
+        self.nodes_f = np.zeros((b, n_nodes, tr.N_F), np.float64)
+        self.n_nodes = np.zeros(b, np.int64)
+        self.n_edges = np.zeros(b, np.int64)
+        self.edge_action = np.zeros((b, n_edges), np.int64)
+        self.edge_child = np.full((b, n_edges), -1, np.int64)
+        self.edge_prior = np.zeros((b, n_edges), np.float64)
+        self.edge_logit = np.zeros((b, n_edges), np.float64)
+        self.edge_gumbel = np.zeros((b, n_edges), np.float64)
+        self.obs = np.zeros((b, *self.obs_shape), np.float32)
+        self.leaf_node = np.zeros(b, np.int64)
+        self.leaf_actions = np.zeros((b, mg.MAX_MOVES), np.int64)
+        self.leaf_n_actions = np.zeros(b, np.int64)
+        self.buf = np.zeros((mg.MAX_MOVES, mg.N_FIELDS), np.int64)
+        self.alive = np.zeros(mg.MAX_MOVES, np.int64)
+        self.scratch_q = np.zeros(mg.MAX_MOVES, np.float64)
+        d = rules.variant.draw
+        self.limits = np.array(
+            [2 * d.no_progress_moves, 2 * d.kings_only_moves, 2 * d.three_kings_vs_one_moves,
+             {"play": 0, "draw": 1, "king_wins": 2}[d.king_vs_lone_man], d.repetition],
+            dtype=np.int64,
+        )
+        # statistics of the last run, for the self-play throughput report
+        self.nn_seconds = 0.0
+        self.nn_calls = 0
+        self.nn_positions = 0
+
+    # --- one search --------------------------------------------------------------------
+    def run(self, roots: list[RootState], evaluator: Evaluator, simulations: int, explore: bool,
+            rng: np.random.Generator) -> list[SearchResult]:
+        """Search every root with ``simulations`` simulations (the root's own evaluation included)."""
+        b = len(roots)
+        if b > self.max_trees:
+            raise ValueError(f"{b} roots but the search was built for {self.max_trees}")
+        simulations = max(1, min(simulations, self.max_simulations))
+        active = np.zeros(self.max_trees, np.bool_)
+        active[:b] = True
+        states = np.full((self.max_trees, 6 + mg.MAX_PATH), -1, np.int64)
+        counters = np.zeros((self.max_trees, 3), np.int64)
+        repetition = np.ones(self.max_trees, np.int64)
+        for t, root in enumerate(roots):
+            states[t, :5] = root.board
+            states[t, 5] = max(0, len(root.path) - 1)
+            states[t, 6:6 + len(root.path)] = root.path
+            counters[t] = (root.no_progress, root.kings_only, root.three_kings)
+            repetition[t] = root.repetition
+        self.n_edges[:] = 0
+        tr.init_roots(self.nodes_i, self.nodes_f, self.n_nodes, states, counters, active)
+        schedules = np.zeros((self.max_trees, simulations + 1), np.int64)
+        # Simulation 0 evaluates and expands the roots.
+        self._step(active, 0, schedules, repetition, evaluator)
+        root_obs = self.obs[:b].copy()
+        self._prepare_roots(b, explore, rng, schedules, simulations)
+        for sim in range(1, simulations):
+            self._step(active, sim - 1, schedules, repetition, evaluator)
+        return [self._result(t, root_obs[t], explore, rng) for t in range(b)]
+
+    def _step(self, active, sim, schedules, repetition, evaluator: Evaluator) -> None:
+        cfg = self.cfg
+        tr.select_leaves(
+            self.nodes_i, self.nodes_f, self.n_nodes, self.edge_action, self.edge_child, self.edge_prior,
+            self.edge_logit, self.edge_gumbel, active, sim, schedules,
+            0 if cfg.algorithm == "puct" else 1, cfg.c_puct, cfg.gumbel_c_visit, cfg.gumbel_c_scale,
+            self.rules.rays, self.rules.params, self.codec.hop_action, self.limits,
+            self.cell_row, self.cell_col, repetition, self.obs,
+            self.leaf_node, self.leaf_actions, self.leaf_n_actions, self.buf, self.alive, self.scratch_q,
+        )
+        need = np.flatnonzero(self.leaf_n_actions > 0)
+        logits = np.zeros((self.max_trees, self.codec.n_actions), np.float32)
+        values = np.zeros(self.max_trees, np.float32)
+        if len(need):
+            start = time.perf_counter()
+            out_logits, out_values = evaluator(self.obs[need])
+            self.nn_seconds += time.perf_counter() - start
+            self.nn_calls += 1
+            self.nn_positions += len(need)
+            logits[need] = out_logits
+            values[need] = out_values
+        tr.expand_and_backup(
+            self.nodes_i, self.nodes_f, self.n_edges, self.edge_action, self.edge_child, self.edge_prior,
+            self.edge_logit, self.leaf_node, self.leaf_actions, self.leaf_n_actions, logits, values,
+        )
+
+    def _prepare_roots(self, b: int, explore: bool, rng: np.random.Generator, schedules: np.ndarray,
+                       simulations: int) -> None:
+        """Root exploration: Gumbel noise and the considered set, or Dirichlet noise (PUCT)."""
+        cfg = self.cfg
+        for t in range(b):
+            ne = int(self.nodes_i[t, 0, tr.I_N_EDGES])
+            if ne <= 0:
+                continue
+            first = int(self.nodes_i[t, 0, tr.I_FIRST_EDGE])
+            sl = slice(first, first + ne)
+            if cfg.algorithm == "puct":
+                if explore and ne > 1:
+                    noise = rng.dirichlet([cfg.dirichlet_alpha] * ne)
+                    f = cfg.dirichlet_fraction
+                    self.edge_prior[t, sl] = (1 - f) * self.edge_prior[t, sl] + f * noise
+                continue
+            gumbel = rng.gumbel(size=ne) if explore else np.zeros(ne)
+            m = min(cfg.gumbel_max_actions, ne)
+            score = gumbel + self.edge_logit[t, sl]
+            considered = np.argsort(-score, kind="stable")[:m]
+            g = np.full(ne, _NOT_CONSIDERED)
+            g[considered] = gumbel[considered]
+            self.edge_gumbel[t, sl] = g
+            schedules[t, :simulations] = considered_visit_schedule(m, simulations)
+
+    def _result(self, t: int, obs: np.ndarray, explore: bool, rng: np.random.Generator) -> SearchResult:
+        cfg = self.cfg
+        ne = int(self.nodes_i[t, 0, tr.I_N_EDGES])
+        actions = np.zeros(ne, np.int64)
+        visits = np.zeros(ne, np.int64)
+        q = np.zeros(ne, np.float64)
+        improved = np.zeros(ne, np.float64)
+        score = np.zeros(ne, np.float64)
+        tr.root_statistics(self.nodes_i, self.nodes_f, self.edge_action, self.edge_child, self.edge_prior,
+                           self.edge_logit, self.edge_gumbel, t, cfg.gumbel_c_visit, cfg.gumbel_c_scale,
+                           actions, visits, q, improved, score)
+        first = int(self.nodes_i[t, 0, tr.I_FIRST_EDGE])
+        prior = self.edge_prior[t, first:first + ne].copy()
+        side = int(self.nodes_i[t, 0, tr.I_BOARD + 4])
+        root_visits = int(self.nodes_i[t, 0, tr.I_VISITS])
+        value = float(self.nodes_f[t, 0, tr.F_VALUE_SUM]) / max(1, root_visits)
+        value = value if side == 0 else -value
+        if ne == 0:
+            return SearchResult(actions, visits, improved, -1, value, obs, prior)
+        if cfg.algorithm == "puct":
+            total = visits.sum()
+            policy = visits / total if total > 0 else prior
+            if explore and cfg.temperature > 0:
+                weights = policy ** (1.0 / cfg.temperature)
+                choice = int(rng.choice(ne, p=weights / weights.sum()))
+            else:
+                choice = int(np.argmax(visits))
+            return SearchResult(actions, visits, policy, int(actions[choice]), value, obs, prior)
+        considered = self.edge_gumbel[t, first:first + ne] > _NOT_CONSIDERED / 2
+        most = visits[considered].max()
+        candidates = np.flatnonzero(considered & (visits == most))
+        choice = int(candidates[np.argmax(score[candidates])])
+        return SearchResult(actions, visits, improved, int(actions[choice]), value, obs, prior)
+
+
+def uniform_evaluator(n_actions: int) -> Evaluator:
+    """Equal logits and a zero value: the search and rules overhead alone (benchmarks, tests)."""
+
+    def evaluate(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = obs.shape[0]
+        return np.zeros((n, n_actions), np.float32), np.zeros(n, np.float32)
+
+    return evaluate

@@ -1,0 +1,99 @@
+"""Policy-value network: a residual CNN over the observation planes.
+
+Input ``[B, C, H, W]`` planes (`tammi_rl.env.observation`), output policy logits over
+the hop action space ``[B, A]`` and win/draw/loss logits ``[B, 3]`` for the side to move.
+
+The policy head is convolutional: a 1x1 convolution gives ``4 * max_distance`` channels
+per cell (one per direction and distance), and the action logits are read off at the
+playable cells in canonical square order, so ``action = (square * 4 + direction) *
+max_distance + distance - 1`` (`tammi_rl.env.actions`) maps onto the board's own
+geometry with no large dense layer.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from tammi_rl.env.actions import ActionCodec
+from tammi_rl.env.observation import N_PLANES
+from tammi_rl.rules.engine import Rules
+from tammi_rl.train.config import NetworkConfig
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return F.relu(x + y)
+
+
+class PolicyValueNet(nn.Module):
+    """Residual tower with a convolutional policy head and a WDL value head."""
+
+    def __init__(self, board_size: int, cells: list[int], max_distance: int, cfg: NetworkConfig,
+                 in_planes: int = N_PLANES) -> None:
+        super().__init__()
+        self.board_size = board_size
+        self.max_distance = max_distance
+        self.n_actions = len(cells) * 4 * max_distance
+        self.stem = nn.Sequential(
+            nn.Conv2d(in_planes, cfg.channels, 3, padding=1, bias=False),
+            nn.BatchNorm2d(cfg.channels),
+            nn.ReLU(inplace=True),
+        )
+        self.tower = nn.Sequential(*[ResidualBlock(cfg.channels) for _ in range(cfg.blocks)])
+        self.policy_conv = nn.Sequential(
+            nn.Conv2d(cfg.channels, cfg.channels, 1, bias=False),
+            nn.BatchNorm2d(cfg.channels),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(cfg.channels, 4 * max_distance, 1),
+        )
+        self.value_conv = nn.Sequential(
+            nn.Conv2d(cfg.channels, 4, 1, bias=False), nn.BatchNorm2d(4), nn.ReLU(inplace=True)
+        )
+        self.value_fc = nn.Sequential(
+            nn.Linear(4 * board_size * board_size, cfg.value_hidden),
+            nn.ReLU(inplace=True),
+            nn.Linear(cfg.value_hidden, 3),
+        )
+        self.register_buffer("cells", torch.tensor(cells, dtype=torch.long), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """x: [B, C, H, W] -> (policy logits [B, A], WDL logits [B, 3])."""
+        h = self.tower(self.stem(x))
+        p = self.policy_conv(h).flatten(2)  # [B, 4*D, H*W]
+        p = p.index_select(2, self.cells)  # [B, 4*D, S] in canonical square order
+        b, _, s = p.shape
+        p = p.view(b, 4, self.max_distance, s).permute(0, 3, 1, 2).reshape(b, -1)  # (sq, dir, dist)
+        v = self.value_fc(self.value_conv(h).flatten(1))
+        return p, v
+
+
+def build_model(rules: Rules, cfg: NetworkConfig) -> PolicyValueNet:
+    """The network for one variant: board size, playable cells and action space from its rules."""
+    codec = ActionCodec.for_rules(rules)
+    g = rules.geometry
+    cells = [r * g.size + c for r, c in g.coords]  # canonical square cs sits at coords[cs]
+    return PolicyValueNet(g.size, cells, codec.max_distance, cfg)
+
+
+def wdl_to_value(wdl_logits: torch.Tensor) -> torch.Tensor:
+    """Scalar value in [-1, 1] for the side to move: P(win) - P(loss)."""
+    probs = wdl_logits.softmax(-1)
+    return probs[..., 0] - probs[..., 2]
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` picks CUDA when present, else the CPU."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)

@@ -1,0 +1,62 @@
+"""Training samples: what self-play produces and the replay buffer stores.
+
+Policy targets are stored sparsely over the legal hops (at most ``MAX_LEGAL`` per
+position; the rare position with more keeps its ``MAX_LEGAL`` most likely hops), which
+also gives the learner the legal-action mask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_LEGAL = 128
+WIN, DRAW, LOSS = 0, 1, 2
+
+
+@dataclass
+class SampleBatch:
+    """N samples. Shapes: obs [N, C, H, W] float32; legal [N, MAX_LEGAL] int32 (action
+    indices, -1 padded); policy [N, MAX_LEGAL] float32 (target probability of each
+    listed action, sums to 1); outcome [N] int64 (WIN/DRAW/LOSS for the side to move)."""
+
+    obs: np.ndarray
+    legal: np.ndarray
+    policy: np.ndarray
+    outcome: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.obs.shape[0])
+
+    @staticmethod
+    def empty(obs_shape: tuple[int, ...]) -> "SampleBatch":
+        return SampleBatch(
+            np.zeros((0, *obs_shape), np.float32),
+            np.zeros((0, MAX_LEGAL), np.int32),
+            np.zeros((0, MAX_LEGAL), np.float32),
+            np.zeros((0,), np.int64),
+        )
+
+    @staticmethod
+    def concat(batches: list["SampleBatch"]) -> "SampleBatch":
+        return SampleBatch(
+            np.concatenate([b.obs for b in batches]),
+            np.concatenate([b.legal for b in batches]),
+            np.concatenate([b.policy for b in batches]),
+            np.concatenate([b.outcome for b in batches]),
+        )
+
+
+def sparse_policy(actions: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pad (or trim to the most likely) legal actions and their target probabilities."""
+    legal = np.full(MAX_LEGAL, -1, np.int32)
+    policy = np.zeros(MAX_LEGAL, np.float32)
+    if len(actions) > MAX_LEGAL:
+        keep = np.argsort(-probs, kind="stable")[:MAX_LEGAL]
+        actions, probs = actions[keep], probs[keep]
+    n = len(actions)
+    legal[:n] = actions
+    total = float(probs.sum())
+    policy[:n] = probs / total if total > 0 else 1.0 / n
+    return legal, policy
