@@ -43,6 +43,8 @@ class SearchConfig:
     """Node budget per move (None: no limit)."""
     margin: int = 0
     """Randomise among root moves scoring within this many points (a man = 100) of the best."""
+    forced_extension: bool = True
+    """A position with a single legal move does not use up depth."""
     tt_bits: int = 20
     """The transposition table holds 2**tt_bits entries (16 bytes each)."""
     weights: Mapping[str, int] = field(default_factory=dict)
@@ -169,7 +171,7 @@ class AlphaBeta:
             score, idx, n, aborted = core.search_iteration(
                 root, d, cfg.margin, limit, self.rules.rays, self.rules.params, t.pst, t.reach, t.mobility,
                 self.keys, self.tt_key, self.tt_val, self.killers, self.history, path, len(history),
-                self.men_reversible, self.bufs, self.order, self.perm, self.root_scores,
+                self.men_reversible, int(cfg.forced_extension), self.bufs, self.order, self.perm, self.root_scores,
             )
             total += int(n)
             elapsed = time.perf_counter() - start

@@ -78,7 +78,7 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Play one game in the terminal; moves typed in the variant's notation."""
-    from tammi_rl.players import PlayerQuit, parse_player_spec
+    from tammi_rl.players import HumanPlayer, PlayerQuit, parse_player_spec
     from tammi_rl.rules.game import Game
     from tammi_rl.rules.notation import format_move
     from tammi_rl.rules.pdn import game_to_pdn
@@ -86,6 +86,9 @@ def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     rules = Rules.for_variant(args.variant)
     players = {WHITE: parse_player_spec(args.white, rules), BLACK: parse_player_spec(args.black, rules)}
+    for player in players.values():
+        if isinstance(player, HumanPlayer) and player.output is None:
+            player.output = out
     start = rules.parse_fen(args.fen) if args.fen else None
     game = Game(rules, start=start, max_plies=args.max_plies)
 

@@ -134,7 +134,7 @@ def _child_hash(h, keys, buf, i, side, own_kings, opp_kings):
 @njit(cache=True)
 def search_iteration(
     root, depth, margin, node_limit, rays, params, pst, reach, mobility, keys,
-    tt_key, tt_val, killers, history, path, n_hist, men_reversible,
+    tt_key, tt_val, killers, history, path, n_hist, men_reversible, extend_forced,
     bufs, order, perm, root_scores,
 ):
     """Search ``root`` (int64[5]: four bitboards and side) to ``depth`` plies.
@@ -142,13 +142,14 @@ def search_iteration(
     ``path[:n_hist]`` holds the Zobrist keys of the game positions since the last
     irreversible move (root excluded); the search writes its own path after them.
     Returns ``(score, best move row, nodes, aborted)``; the move row indexes
-    `generate_moves` order for the root. ``root_scores[i]`` receives each root move's
+    `generate_moves` order for the root. ``extend_forced`` 1 turns on the forced-move
+    extension. ``root_scores[i]`` receives each root move's
     score (exact within the margin window, else an upper bound).
     """
     P = bufs.shape[0] - 1
     pos = np.empty((P + 1, 5), np.int64)
-    ist = np.empty((P + 1, 11), np.int64)  # int state per ply, columns below
-    DEP, ALPHA, BETA, AORIG, BEST, BIDX, NMOV, DONE, CUR, STAGE, IRREV = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+    ist = np.empty((P + 1, 12), np.int64)  # int state per ply, columns below
+    DEP, ALPHA, BETA, AORIG, BEST, BIDX, NMOV, DONE, CUR, STAGE, IRREV, TTD = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
     base = n_hist
     for f in range(5):
         pos[0, f] = root[f]
@@ -225,7 +226,8 @@ def search_iteration(
                     else:
                         sc = history[side, buf[i, F_FROM], buf[i, F_TO]] + (buf[i, F_PROMOTES] << 34)
                 order[p, i] = sc
-            if n == 1 and p < P // 2:
+            ist[p, TTD] = d  # the depth the node was asked for (what the TT records)
+            if n == 1 and extend_forced == 1 and p < P // 2:
                 ist[p, DEP] = d + 1  # forced move: do not use up depth
             ist[p, NMOV] = n
             ist[p, DONE] = 0
@@ -242,9 +244,9 @@ def search_iteration(
             d = ist[p, DEP]
             if k >= n:
                 b = ist[p, BEST]
-                if d >= 0:
+                if ist[p, TTD] >= 0:
                     flag = EXACT if b > ist[p, AORIG] else UPPER
-                    tt_store(tt_key, tt_val, path[base + p], _to_tt(b, p), d, flag, ist[p, BIDX])
+                    tt_store(tt_key, tt_val, path[base + p], _to_tt(b, p), ist[p, TTD], flag, ist[p, BIDX])
                 ret = b
                 mode = _RETURN
                 continue
@@ -315,8 +317,8 @@ def search_iteration(
                         killers[p, 0] = key
                     if d > 0:
                         history[pos[p, 4], buf[mi, F_FROM], buf[mi, F_TO]] += d * d
-                if d >= 0:
-                    tt_store(tt_key, tt_val, path[base + p], _to_tt(score, p), d, LOWER, mi)
+                if ist[p, TTD] >= 0:
+                    tt_store(tt_key, tt_val, path[base + p], _to_tt(score, p), ist[p, TTD], LOWER, mi)
                 ret = score
                 mode = _RETURN
                 continue

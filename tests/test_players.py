@@ -1,0 +1,98 @@
+"""Players interface, player specs and the human terminal player."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tammi_rl.players import (
+    AlphaBetaPlayer,
+    HumanPlayer,
+    Player,
+    PlayerQuit,
+    PlayerSpec,
+    PlayerSpecError,
+    RandomPlayer,
+    parse_player_spec,
+    reversible_history,
+)
+from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.game import Game
+from tammi_rl.rules.notation import parse_move
+
+
+@pytest.fixture(scope="module")
+def rules() -> Rules:
+    return Rules.for_variant("russian")
+
+
+def test_spec_parsing(rules: Rules) -> None:
+    assert PlayerSpec.parse("alphabeta:depth=6,seed=1") == PlayerSpec("alphabeta", {"depth": "6", "seed": "1"})
+    player = parse_player_spec("alphabeta:depth=4,margin=10,seed=3,king=320", rules)
+    assert isinstance(player, AlphaBetaPlayer) and isinstance(player, Player)
+    assert player.config.depth == 4 and player.config.margin == 10 and player.seed == 3
+    assert player.search.weights.king == 320
+    timed = parse_player_spec("ab:time=0.5", rules)
+    assert timed.config.depth is None and timed.config.time == 0.5
+    assert isinstance(parse_player_spec("random:seed=2", rules), RandomPlayer)
+    assert isinstance(parse_player_spec(" Human ", rules), HumanPlayer)
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("", "empty player spec"),
+        ("minimax:depth=3", "unknown player kind 'minimax'.*known kinds: ab, alphabeta, human, random"),
+        ("alphabeta:depth", "option 'depth' must look like key=value"),
+        ("alphabeta:depth=six", "depth must be a whole number, got 'six'"),
+        ("alphabeta:depth=0", "depth must be >= 1"),
+        ("alphabeta:depth=3,depth=4", "given twice"),
+        ("alphabeta:speed=3", "unknown option 'speed'; known options: .*depth"),
+        ("alphabeta:time=-1", "time must be > 0"),
+        ("random:depth=3", "unknown option 'depth'; known options: seed"),
+    ],
+)
+def test_spec_errors_are_clear(rules: Rules, spec: str, message: str) -> None:
+    with pytest.raises(PlayerSpecError, match=message):
+        parse_player_spec(spec, rules)
+
+
+def test_random_player_is_seeded(rules: Rules) -> None:
+    game = Game(rules)
+    a = [RandomPlayer(5).choose(game) for _ in range(3)]
+    assert len(set(a)) == 1 and a[0] in game.legal_moves()
+
+
+def test_human_player_reprompts_and_lists_legal_moves(rules: Rules) -> None:
+    game = Game(rules)
+    out = io.StringIO()
+    human = HumanPlayer(io.StringIO("\nmoves\nzz\nc3-d5\nc3-e5\nc3-d4\n"), out)
+    move = human.choose(game)
+    assert rules.square_name(move.start) == "c3" and rules.square_name(move.end) == "d4"
+    text = out.getvalue()
+    assert text.count("legal moves:") >= 4  # 'moves', and each bad input is answered with the list
+    assert "a3-b4" in text
+
+
+@pytest.mark.parametrize("text, resign", [("quit\n", False), ("resign\n", True), ("", False)])
+def test_human_player_stops(rules: Rules, text: str, resign: bool) -> None:
+    with pytest.raises(PlayerQuit) as info:
+        HumanPlayer(io.StringIO(text), io.StringIO()).choose(Game(rules))
+    assert info.value.resign is resign
+
+
+def test_reversible_history_stops_at_irreversible_moves(rules: Rules) -> None:
+    game = Game(rules, start=rules.parse_fen("W:WKc1,h2:BKh8,f8"))
+    for text in ("c1-d2", "h8-g7", "h2-g3", "g7-h8", "d2-c1"):
+        game.play(parse_move(rules, game.position, text))
+    # h2-g3 (a man move) is irreversible: only the positions after it count
+    assert reversible_history(game) == game.positions[3:5]
+
+
+def test_alphabeta_player_plays_legal_moves_in_a_game(rules: Rules) -> None:
+    player = parse_player_spec("alphabeta:depth=3", rules)
+    game = Game(rules, max_plies=20)
+    while not game.is_over:
+        game.play(player.choose(game))
+    assert len(game.moves) == 20 or game.result.reason != "adjudication"
