@@ -146,8 +146,7 @@ class ActionCodec:
         h = self.decode(side, action)
         name = self.rules.square_name
         if h.to < 0:
-            return (f"action {action} ({name(h.frm)} {self.direction_name(h.direction)} "
-                    f"x{h.distance}, off the board)")
+            return f"{name(h.frm)} {self.direction_name(h.direction)} {h.distance}, off the board"
         is_capture = capture if capture is not None else h.distance > 1
         sep = ("x" if self.rules.variant.notation == "numeric" else ":") if is_capture else "-"
         return f"{name(h.frm)}{sep}{name(h.to)}"

@@ -38,6 +38,7 @@ from tammi_rl.rules.position import COLOR_NAMES, Move, Position
 from tammi_rl.rules.variant import Variant
 
 ILLEGAL_ACTION_MODES = ("raise", "lose")
+RESET_OPTIONS = ("fen", "random_opening_plies")
 DEFAULT_MAX_PLIES = 400
 """Length cap when none is given: long enough for real games, short enough for random play."""
 
@@ -129,7 +130,7 @@ class DraughtsEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         options = options or {}
-        unknown = set(options) - {"fen", "random_opening_plies"}
+        unknown = set(options) - set(RESET_OPTIONS)
         if unknown:
             raise ValueError(f"unknown reset option(s) {sorted(unknown)}; known: fen, random_opening_plies")
         fen = options.get("fen", self.opening_fen)
@@ -173,9 +174,10 @@ class DraughtsEnv(gym.Env):
                 raise IllegalActionError(self.illegal_action_message(action))
             self.game.resign(side)
             self._sync()
+            obs = self._observe()
             info = self._info()
             info["illegal_action"] = True
-            return self._observe(), -1.0, True, False, info
+            return obs, -1.0, True, False, info
         reward, terminated, truncated = 0.0, False, False
         if self._done:
             result = self.game.result
@@ -213,8 +215,12 @@ class DraughtsEnv(gym.Env):
 
     # --- observation, mask, info ---------------------------------------------------
     def _observe(self) -> np.ndarray:
-        obs, self._mask = observe(self._state, self._buf, self._tables)
+        obs, self._mask = observe(self._state, self._buf, self._tables, self._state[tc.S_SIDE])
         return obs
+
+    def observation_for(self, color: int) -> tuple[np.ndarray, np.ndarray]:
+        """(planes, mask) as ``color`` sees the current state; the mask is empty unless it is to move."""
+        return observe(self._state, self._buf, self._tables, int(color))
 
     def _info(self) -> dict[str, Any]:
         side = int(self._state[tc.S_SIDE])

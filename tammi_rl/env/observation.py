@@ -50,10 +50,10 @@ PLANE_NAMES = (
 
 
 @njit(cache=True)
-def encode_planes(state, buf, tables, obs):
-    """Write the planes of the current state into ``obs`` (``float32 [N_PLANES, H, W]``, zeroed)."""
+def encode_planes(state, buf, tables, side, obs):
+    """Write the planes of the current state, seen by ``side`` (normally the side to move),
+    into ``obs`` (``float32 [N_PLANES, H, W]``, zeroed)."""
     mw, kw, mb, kb, cur, jumped = tc.chain_view(state, buf, tables)
-    side = state[tc.S_SIDE]
     if side == 0:
         own_men, own_kings, opp_men, opp_kings = mw, kw, mb, kb
     else:
@@ -86,13 +86,14 @@ def encode_planes(state, buf, tables, obs):
 
 
 @njit(cache=True)
-def observe(state, buf, tables):
-    """A fresh observation and action mask of the current state."""
+def observe(state, buf, tables, side):
+    """A fresh observation seen by ``side`` and its action mask (empty unless ``side`` is to move)."""
     size = tables[tc.X_SIZE]
     obs = np.zeros((N_PLANES, size, size), np.float32)
-    encode_planes(state, buf, tables, obs)
+    encode_planes(state, buf, tables, side, obs)
     mask = np.zeros(tables[tc.X_NACT], np.int8)
-    tc.fill_mask(state, buf, tables, mask)
+    if side == state[tc.S_SIDE]:
+        tc.fill_mask(state, buf, tables, mask)
     return obs, mask
 
 
