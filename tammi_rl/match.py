@@ -11,7 +11,8 @@ player's ``new_game`` is called with a seed derived from the match seed, so a ma
 replays exactly when its players are deterministic (depth or node limits).
 
 The score is player A's: a win 1, a draw 1/2. Its 95% confidence interval is the normal
-approximation over per-game scores (mean ± 1.96 standard errors, clipped to [0, 1]);
+approximation over per-game scores (mean ± 1.96 standard errors, clipped to [0, 1]; the
+Wilson interval when every game scored the same, where that would have no width);
 the Elo difference is derived from the score and its interval.
 """
 
@@ -102,6 +103,10 @@ class MatchResult:
             return 0.0, 1.0
         mean = self.score
         var = sum((g.a_score - mean) ** 2 for g in self.games) / (n - 1)
+        if var == 0.0:  # every game scored alike: the Wilson interval still has a width
+            centre = (mean + z * z / (2 * n)) / (1 + z * z / n)
+            half = z * math.sqrt(mean * (1 - mean) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+            return max(0.0, centre - half), min(1.0, centre + half)
         half = z * math.sqrt(var / n)
         return max(0.0, mean - half), min(1.0, mean + half)
 

@@ -61,6 +61,8 @@ def test_deeper_beats_shallower() -> None:
     shallow = parse_player_spec("alphabeta:depth=1", rules)
     result = run_match(rules, deep, shallow, games=12, max_plies=200)
     assert result.score > 0.75, result.summary()
+    lo, hi = result.confidence_interval()
+    assert lo < result.score <= hi and lo > 0.5
 
 
 def test_match_command(tmp_path: Path) -> None:
