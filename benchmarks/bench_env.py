@@ -1,0 +1,61 @@
+"""Random masked steps per second of the raw (unwrapped) env, per variant, on one core.
+
+    python benchmarks/bench_env.py [--seconds 5] [variant ...]
+
+Each step samples a uniformly random legal hop from ``info["action_mask"]`` and calls
+``env.step``; episodes are reset when they end (reset time is included). The first
+second of each variant is a warm-up (numba loads its cached machine code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from tammi_rl.env.draughts_env import DraughtsEnv
+from tammi_rl.rules.variant import available_variants
+
+
+def bench(variant: str, seconds: float, seed: int = 0) -> tuple[float, int, float]:
+    """(steps per second, episodes, mean steps per episode)."""
+    env = DraughtsEnv(variant)
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed)
+
+    def run(limit: float) -> tuple[int, int, float]:
+        nonlocal obs, info
+        steps = episodes = 0
+        start = time.perf_counter()
+        end = start + limit
+        while True:
+            for _ in range(1000):
+                legal = np.flatnonzero(info["action_mask"])
+                obs, reward, terminated, truncated, info = env.step(legal[int(rng.random() * len(legal))])
+                steps += 1
+                if terminated or truncated:
+                    episodes += 1
+                    obs, info = env.reset()
+            now = time.perf_counter()
+            if now >= end:
+                return steps, episodes, now - start
+
+    run(1.0)
+    steps, episodes, elapsed = run(seconds)
+    return steps / elapsed, episodes, steps / max(episodes, 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("variants", nargs="*", default=available_variants())
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args()
+    print(f"{'variant':<15}{'steps/s':>10}{'episodes':>10}{'steps/episode':>15}")
+    for variant in args.variants:
+        rate, episodes, per = bench(variant, args.seconds)
+        print(f"{variant:<15}{rate:>10,.0f}{episodes:>10}{per:>15.1f}")
+
+
+if __name__ == "__main__":
+    main()
