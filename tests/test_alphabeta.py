@@ -172,7 +172,7 @@ def test_start_position_evaluates_level(variant: str) -> None:
 def test_time_limit_is_kept() -> None:
     rules = Rules.for_variant("russian")
     result = AlphaBeta(rules, SearchConfig(depth=None, time=0.3)).search(rules.start_position())
-    assert result.seconds < 0.6 and result.depth >= 4
+    assert result.seconds < 1.0 and result.depth >= 4  # generous: the test machine may be busy
 
 
 def test_config_errors() -> None:
