@@ -165,7 +165,7 @@ def _make_child(nodes_i, nodes_f, n_nodes, t, parent, action, hop_action, rays, 
     for j in range(n_alive):
         r = alive[j]
         if hop_action[side, buf[r, mg.F_PATH + hops], buf[r, mg.F_PATH + hops + 1]] == action:
-            nxt = buf[r, mg.F_PATH + hops + 1]
+            nxt = r
             if buf[r, mg.F_PATH_LEN] == hops + 2:
                 done = r
                 break
@@ -180,9 +180,8 @@ def _make_child(nodes_i, nodes_f, n_nodes, t, parent, action, hop_action, rays, 
         nodes_i[t, c, I_N_EDGES] = -1
         nodes_i[t, c, I_VISITS] = 0
         nodes_i[t, c, I_TERMINAL] = 0
-        for i in range(hops + 1):
-            nodes_i[t, c, I_PATH + i] = nodes_i[t, parent, I_PATH + i]
-        nodes_i[t, c, I_PATH + hops + 1] = nxt
+        for i in range(hops + 2):
+            nodes_i[t, c, I_PATH + i] = buf[nxt, mg.F_PATH + i]
         nodes_i[t, c, I_HOPS] = hops + 1
         return c
     # The whole move is complete: apply it and start the next turn.

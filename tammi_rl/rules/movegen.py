@@ -114,22 +114,16 @@ def _opposite(d):
 
 
 @njit(cache=True)
-def _commit(out, n, depth, captured, promotes, by_king, opp_kings):
+def _commit(out, n, depth, captured, promotes, by_king, opp_kings, italian):
     """Finish the capture written in row ``n`` (``depth`` hops); return the new count.
 
-    Drops it when an earlier row has the same start, end and captured set; otherwise
-    copies its prefix into row ``n + 1`` so sibling routes can keep writing there.
+    A route with the same start, end and captured set as an earlier row is the same move:
+    it is dropped, except that under Italian precedence the row keeps the route that
+    captures a king earliest (rule 4 judges a move by its best route). Otherwise the row
+    is kept and its prefix copied into row ``n + 1`` so sibling routes can keep writing.
     """
     frm = out[n, F_PATH]
     to = out[n, F_PATH + depth]
-    for j in range(n):
-        if out[j, F_CAPTURED] == captured and out[j, F_FROM] == frm and out[j, F_TO] == to:
-            return n
-    out[n, F_FROM] = frm
-    out[n, F_TO] = to
-    out[n, F_CAPTURED] = captured
-    out[n, F_PROMOTES] = promotes
-    out[n, F_NCAP] = depth
     nkings = 0
     first_king = MAX_CAPTURES
     for i in range(depth):
@@ -137,6 +131,20 @@ def _commit(out, n, depth, captured, promotes, by_king, opp_kings):
             if nkings == 0:
                 first_king = i
             nkings += 1
+    for j in range(n):
+        if out[j, F_CAPTURED] == captured and out[j, F_FROM] == frm and out[j, F_TO] == to:
+            if italian and first_king < out[j, F_FIRST_KING]:
+                out[j, F_FIRST_KING] = first_king
+                for i in range(depth + 1):
+                    out[j, F_PATH + i] = out[n, F_PATH + i]
+                for i in range(depth):
+                    out[j, F_CAPS + i] = out[n, F_CAPS + i]
+            return n
+    out[n, F_FROM] = frm
+    out[n, F_TO] = to
+    out[n, F_CAPTURED] = captured
+    out[n, F_PROMOTES] = promotes
+    out[n, F_NCAP] = depth
     out[n, F_NKINGS] = nkings
     out[n, F_FIRST_KING] = first_king
     out[n, F_BY_KING] = by_king
@@ -177,6 +185,7 @@ def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params,
     immediate = params[P_IMMEDIATE] == 1
     no_180 = params[P_NO_180] == 1
     man_dirs = params[P_CAPTURE_DIRS + color]
+    italian = params[P_CHOICE] == CHOICE_ITALIAN
 
     out[n, F_PATH] = start
     level = 0
@@ -207,7 +216,7 @@ def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params,
             king_now = king[level]
             if king_now == 0 and (far_row >> land) & 1:
                 if promo == PROMO_STOP:
-                    n = _commit(out, n, level + 1, new_captured, 1, started_king, opp_kings)
+                    n = _commit(out, n, level + 1, new_captured, 1, started_king, opp_kings, italian)
                     continue
                 if promo == PROMO_CONTINUE:
                     king_now = 1
@@ -255,7 +264,7 @@ def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params,
         if level > 0 and found[level] == 0:
             ends_king = king[level] == 1 or (far_row >> s) & 1 == 1
             promotes = 1 if ends_king and started_king == 0 else 0
-            n = _commit(out, n, level, captured[level], promotes, started_king, opp_kings)
+            n = _commit(out, n, level, captured[level], promotes, started_king, opp_kings, italian)
         level -= 1
     return n
 

@@ -136,8 +136,9 @@ def variant_from_dict(data: dict[str, Any], name: str, source: str = "<dict>") -
     rows = tuple(sorted({_int(source, "men_rows", r, 0, size // 2 - 1) for r in men_rows}))
     man_moves = _directions(source, "man_moves", data.get("man_moves", ["forward"]))
     man_captures = _directions(source, "man_captures", data.get("man_captures", ["forward", "backward"]))
-    if geometry == "diagonal" and ("sideways" in man_moves or "sideways" in man_captures):
-        raise _fail(source, "man_moves", "'sideways' exists only on an orthogonal board")
+    for key, dirs in (("man_moves", man_moves), ("man_captures", man_captures)):
+        if geometry == "diagonal" and "sideways" in dirs:
+            raise _fail(source, key, "'sideways' exists only on an orthogonal board")
     draw_data = data.get("draw", {})
     if not isinstance(draw_data, dict):
         raise _fail(source, "draw", f"got {draw_data!r}, expected a table")
