@@ -291,6 +291,15 @@ register_player_kind("alphabeta", _make_alphabeta)
 register_player_kind("ab", _make_alphabeta)
 
 
+def _make_mcts(rules: Rules, options: dict[str, str], spec: str) -> Player:
+    from tammi_rl.mcts.agent import make_mcts_player  # torch is imported only when asked for
+
+    return make_mcts_player(rules, options, spec)
+
+
+register_player_kind("mcts", _make_mcts)
+
+
 def parse_player_spec(text: str, rules: Rules) -> Player:
     """The player a spec names, for ``rules``' variant; `PlayerSpecError` says what is wrong."""
     spec = PlayerSpec.parse(text)

@@ -124,13 +124,16 @@ class BatchedSearch:
         self.nn_positions = 0
 
     # --- one search --------------------------------------------------------------------
-    def run(self, roots: list[RootState], evaluator: Evaluator, simulations: int, explore: bool,
-            rng: np.random.Generator) -> list[SearchResult]:
-        """Search every root with ``simulations`` simulations (the root's own evaluation included)."""
+    def run(self, roots: list[RootState], evaluator: Evaluator, simulations: int | np.ndarray, explore: bool,
+            rng: np.random.Generator, greedy: np.ndarray | None = None) -> list[SearchResult]:
+        """Search every root; ``simulations`` (one count, or one per root) includes the root's
+        own evaluation. ``explore`` adds root noise (Gumbel or Dirichlet); PUCT samples its
+        move from the visit counts unless ``greedy[t]``."""
         b = len(roots)
         if b > self.max_trees:
             raise ValueError(f"{b} roots but the search was built for {self.max_trees}")
-        simulations = max(1, min(simulations, self.max_simulations))
+        sims = np.broadcast_to(np.asarray(simulations, np.int64), (b,))
+        sims = np.clip(sims, 1, self.max_simulations)
         active = np.zeros(self.max_trees, np.bool_)
         active[:b] = True
         states = np.full((self.max_trees, 6 + mg.MAX_PATH), -1, np.int64)
@@ -144,14 +147,17 @@ class BatchedSearch:
             repetition[t] = root.repetition
         self.n_edges[:] = 0
         tr.init_roots(self.nodes_i, self.nodes_f, self.n_nodes, states, counters, active)
-        schedules = np.zeros((self.max_trees, simulations + 1), np.int64)
+        most = int(sims.max())
+        schedules = np.zeros((self.max_trees, most + 1), np.int64)
         # Simulation 0 evaluates and expands the roots.
         self._step(active, 0, schedules, repetition, evaluator)
         root_obs = self.obs[:b].copy()
-        self._prepare_roots(b, explore, rng, schedules, simulations)
-        for sim in range(1, simulations):
+        self._prepare_roots(b, explore, rng, schedules, sims)
+        for sim in range(1, most):
+            active[:b] = sims > sim
             self._step(active, sim - 1, schedules, repetition, evaluator)
-        return [self._result(t, root_obs[t], explore, rng) for t in range(b)]
+        greedy = np.zeros(b, np.bool_) if greedy is None else greedy
+        return [self._result(t, root_obs[t], explore and not greedy[t], rng) for t in range(b)]
 
     def _step(self, active, sim, schedules, repetition, evaluator: Evaluator) -> None:
         cfg = self.cfg
@@ -180,7 +186,7 @@ class BatchedSearch:
         )
 
     def _prepare_roots(self, b: int, explore: bool, rng: np.random.Generator, schedules: np.ndarray,
-                       simulations: int) -> None:
+                       sims: np.ndarray) -> None:
         """Root exploration: Gumbel noise and the considered set, or Dirichlet noise (PUCT)."""
         cfg = self.cfg
         for t in range(b):
@@ -202,7 +208,7 @@ class BatchedSearch:
             g = np.full(ne, _NOT_CONSIDERED)
             g[considered] = gumbel[considered]
             self.edge_gumbel[t, sl] = g
-            schedules[t, :simulations] = considered_visit_schedule(m, simulations)
+            schedules[t, :sims[t]] = considered_visit_schedule(m, int(sims[t]))
 
     def _result(self, t: int, obs: np.ndarray, explore: bool, rng: np.random.Generator) -> SearchResult:
         cfg = self.cfg

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from tammi_rl.mcts.search import BatchedSearch, Evaluator, RootState
+from tammi_rl.mcts.cursor import HopCursor
+from tammi_rl.mcts.search import BatchedSearch, Evaluator
 from tammi_rl.nn.model import build_model, wdl_to_value
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
-from tammi_rl.rules.position import Move
 from tammi_rl.selfplay.samples import DRAW, LOSS, WIN, SampleBatch, sparse_policy
 from tammi_rl.train.config import Config
 
@@ -36,54 +36,6 @@ def model_evaluator(model: torch.nn.Module, device: torch.device) -> Evaluator:
             return logits.float().cpu().numpy(), wdl_to_value(wdl).float().cpu().numpy()
 
     return evaluate
-
-
-class HopCursor:
-    """The hops played so far in the current turn of a `Game`, and the legal next hops."""
-
-    def __init__(self, game: Game, hop_action: np.ndarray) -> None:
-        self.game = game
-        self.hop_action = hop_action
-        self.prefix: list[int] = []
-
-    def candidates(self) -> list[Move]:
-        k = len(self.prefix)
-        moves = self.game.legal_moves()
-        if k == 0:
-            return moves
-        return [m for m in moves if len(m.path) >= k and list(m.path[:k]) == self.prefix]
-
-    def legal_actions(self) -> list[int]:
-        k = max(0, len(self.prefix) - 1)
-        side = self.game.position.side
-        actions = {int(self.hop_action[side, m.path[k], m.path[k + 1]]) for m in self.candidates()}
-        return sorted(actions)
-
-    def play(self, action: int, action_from: np.ndarray, action_to: np.ndarray) -> Move | None:
-        """Play one hop; returns the whole move when this hop completes it."""
-        side = self.game.position.side
-        frm, to = int(action_from[side, action]), int(action_to[side, action])
-        if not self.prefix:
-            self.prefix = [frm]
-        if frm != self.prefix[-1]:
-            raise ValueError(f"hop {action} does not continue the chain at square {self.prefix[-1]}")
-        self.prefix.append(to)
-        path = tuple(self.prefix)
-        for move in self.candidates():
-            if move.path == path:
-                self.prefix = []
-                self.game.play(move)
-                return move
-        if not self.candidates():
-            raise ValueError(f"hop {action} is not legal here")
-        return None
-
-    def root(self) -> RootState:
-        c = self.game.counters()
-        return RootState(
-            board=self.game.position.as_int64(), path=tuple(self.prefix), no_progress=c.no_progress_plies,
-            kings_only=c.kings_only_plies, three_kings=c.three_kings_plies, repetition=c.repetitions,
-        )
 
 
 @dataclass
@@ -138,7 +90,7 @@ class SelfPlayWorker:
                 break
             game.play(moves[int(self.rng.integers(len(moves)))])
         play_out = bool(self.rng.random() < sp.resign_playout_fraction)
-        return _Slot(game, HopCursor(game, self.codec.hop_action), play_out=play_out)
+        return _Slot(game, HopCursor(game, self.codec), play_out=play_out)
 
     def play(self, n_games: int) -> SelfPlayResult:
         """Play ``n_games`` games to the end; return their samples, the games and statistics."""
@@ -160,7 +112,7 @@ class SelfPlayWorker:
                     legal = slot.cursor.legal_actions()
                     if len(legal) != 1:
                         break
-                    slot.cursor.play(legal[0], self.codec.action_from, self.codec.action_to)
+                    self._play_hop(slot, legal[0])
             searching = [s for s in active if not s.game.is_over]
             if searching:
                 full = self.rng.random(len(searching)) < cfg.playout_cap_fraction
@@ -183,12 +135,17 @@ class SelfPlayWorker:
                             slot.game.resign(side)
                             resigned += 1
                             continue
-                    slot.cursor.play(res.action, self.codec.action_from, self.codec.action_to)
+                    self._play_hop(slot, res.action)
             still = []
             for slot in active:
                 (finished if slot.game.is_over else still).append(slot)
             active = still
         return self._collect(finished, time.perf_counter() - start, resigned, decisions)
+
+    def _play_hop(self, slot: _Slot, action: int) -> None:
+        move = slot.cursor.advance(action)
+        if move is not None:
+            slot.game.play(move)
 
     def _collect(self, slots: list[_Slot], seconds: float, resigned: int, decisions: int) -> SelfPlayResult:
         obs, legal, policy, outcome = [], [], [], []

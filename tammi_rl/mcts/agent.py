@@ -1,0 +1,107 @@
+"""The MCTS agent as a player (`tammi_rl.players` protocol): search each hop, return the move.
+
+    agent = MCTSPlayer(rules, model, simulations=64, device=torch.device("cpu"))
+    move = agent.choose(game)
+
+Player spec: ``mcts:checkpoint=PATH[,sims=N,algorithm=gumbel|puct,device=auto,name=...]``.
+A turn of several hops (a capture chain) is searched hop by hop; forced hops are played
+without search. Evaluation play is deterministic: no root noise, greedy choice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import torch
+
+from tammi_rl.mcts.cursor import HopCursor
+from tammi_rl.mcts.search import BatchedSearch, SearchResult
+from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.game import Game
+from tammi_rl.rules.position import Move
+from tammi_rl.selfplay.worker import model_evaluator
+from tammi_rl.train.config import MCTSConfig
+
+
+class MCTSPlayer:
+    """Chooses moves by batched MCTS (one tree) guided by a policy-value network."""
+
+    def __init__(self, rules: Rules, model: torch.nn.Module, simulations: int = 64,
+                 device: torch.device | str = "cpu", mcts: MCTSConfig | None = None, name: str | None = None,
+                 seed: int | None = None) -> None:
+        self.rules = rules
+        self.device = torch.device(device)
+        self.model = model.to(self.device).eval()
+        self.cfg = dataclasses.replace(mcts or MCTSConfig(), simulations=simulations)
+        self.simulations = simulations
+        self.search = BatchedSearch(rules, self.cfg, max_trees=1, max_simulations=simulations)
+        self.evaluate = model_evaluator(self.model, self.device)
+        self.rng = np.random.default_rng(seed)
+        self.name = name or f"mcts:sims={simulations}"
+        self.last_results: list[SearchResult] = []
+        """The searches of the last `choose` call, one per searched hop (for inspection)."""
+
+    def new_game(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def analyse(self, game: Game, cursor: HopCursor | None = None) -> SearchResult:
+        """Search the current state (after the cursor's hops) without playing anything."""
+        cursor = cursor or HopCursor(game, self.search.codec)
+        return self.search.run([cursor.root()], self.evaluate, self.simulations, explore=False, rng=self.rng)[0]
+
+    def choose(self, game: Game) -> Move:
+        cursor = HopCursor(game, self.search.codec)
+        self.last_results = []
+        while True:
+            legal = cursor.legal_actions()
+            if not legal:
+                raise ValueError("MCTSPlayer.choose called on a finished game")
+            if len(legal) == 1:
+                action = legal[0]
+            else:
+                result = self.analyse(game, cursor)
+                self.last_results.append(result)
+                action = result.action
+            move = cursor.advance(action)
+            if move is not None:
+                return move
+
+
+def load_agent(rules: Rules, checkpoint: str, simulations: int = 64, device: str = "auto",
+               algorithm: str | None = None, name: str | None = None) -> MCTSPlayer:
+    """An `MCTSPlayer` with the network of a checkpoint file or run directory."""
+    from pathlib import Path
+
+    from tammi_rl.nn.model import build_model, resolve_device
+    from tammi_rl.train.checkpoint import load_checkpoint, load_model_weights
+    from tammi_rl.train.config import NetworkConfig
+
+    path = Path(checkpoint)
+    if path.is_dir():
+        path = path / "checkpoints" / "latest.pt"
+    ckpt = load_checkpoint(path, variant=rules.variant.name)
+    net_cfg = NetworkConfig(**ckpt["network"])
+    model = build_model(rules, net_cfg)
+    load_model_weights(model, ckpt, path)
+    mcts = MCTSConfig(**ckpt["config"].get("mcts", {})) if isinstance(ckpt.get("config"), dict) else MCTSConfig()
+    if algorithm:
+        mcts = dataclasses.replace(mcts, algorithm=algorithm)
+    return MCTSPlayer(rules, model, simulations, resolve_device(device), mcts, name=name or f"mcts:{path.name}")
+
+
+def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPlayer:
+    """Factory behind the ``mcts:...`` player spec (registered in `tammi_rl.players`)."""
+    from tammi_rl.players import PlayerSpecError, _int_option, _reject_unknown
+
+    _reject_unknown(spec, options, {"checkpoint", "sims", "algorithm", "device", "name"})
+    if "checkpoint" not in options:
+        raise PlayerSpecError(f"player spec {spec!r}: mcts needs checkpoint=PATH (a .pt file or a run directory)")
+    sims = _int_option(spec, "sims", options["sims"], 1) if "sims" in options else 64
+    algorithm = options.get("algorithm")
+    if algorithm not in (None, "gumbel", "puct"):
+        raise PlayerSpecError(f"player spec {spec!r}: algorithm must be gumbel or puct, got {algorithm!r}")
+    return load_agent(rules, options["checkpoint"], sims, options.get("device", "auto"), algorithm,
+                      options.get("name"))
+
