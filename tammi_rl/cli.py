@@ -151,12 +151,59 @@ def _match(args: argparse.Namespace) -> int:
     return run_match_command(args)
 
 
+# --- train (logic in tammi_rl.train.trainer) --------------------------------------------
+def _train_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", metavar="CONFIG", nargs="?",
+                        help="run config YAML (configs/russian.yaml, ...); with --resume the run's own config.yaml is used")
+    parser.add_argument("overrides", metavar="key=value", nargs=argparse.REMAINDER,
+                        help="config overrides in dotted form, e.g. train.lr=3e-4 mcts.simulations=32")
+    parser.add_argument("--resume", metavar="RUN_DIR",
+                        help="continue the run in RUN_DIR (weights, optimizer, counters, RNG, replay buffer)")
+
+
+def _train(args: argparse.Namespace) -> int:
+    """Train (or resume) a run; one status line per iteration."""
+    from tammi_rl.train.config import load_config
+    from tammi_rl.train.trainer import resume_config, train
+
+    overrides: list[str] = []
+    items = iter(args.overrides)  # REMAINDER: --resume may come after the overrides too
+    for item in items:
+        if item == "--resume":
+            args.resume = next(items, None)
+            if args.resume is None:
+                print(f"{PROG} train: error: --resume needs a RUN_DIR", file=sys.stderr)
+                return EXIT_USAGE
+        elif item.startswith("--resume="):
+            args.resume = item.split("=", 1)[1]
+        else:
+            overrides.append(item)
+    config = args.config
+    if config is not None and "=" in config and not config.endswith((".yaml", ".yml")):
+        overrides.insert(0, config)  # `train --resume DIR key=value`: no CONFIG given
+        config = None
+    if args.resume:
+        if config is not None:
+            print(f"{PROG}: resuming {args.resume} with its own config.yaml ({config} is not read)", file=sys.stderr)
+        cfg = resume_config(args.resume, overrides)
+    elif config is None:
+        print(f"{PROG} train: error: give a CONFIG file or --resume RUN_DIR", file=sys.stderr)
+        return EXIT_USAGE
+    else:
+        cfg = load_config(config, overrides)
+    summary = train(cfg, resume_dir=args.resume)
+    print(f"run directory: {summary.run_dir} (iteration {summary.counters.iteration}, "
+          f"learner step {summary.learner_step})")
+    return 0
+
+
 COMMANDS: tuple[Command, ...] = (
     Command("perft", "count leaf positions of whole moves to a depth", _perft_arguments, _perft),
     Command("legal", "print the legal moves of a position as JSON", _legal_arguments, _legal),
     Command("variants", "list the shipped variants and their Gymnasium ids", _variants_arguments, _variants),
     Command("play", "play a game in the terminal (human or engine on either side)", _play_arguments, _play),
     Command("match", "play a match between two players; W/D/L, score with 95% CI, PDN", _match_arguments, _match),
+    Command("train", "train an agent by self-play from a run config (or --resume a run)", _train_arguments, _train),
 )
 
 

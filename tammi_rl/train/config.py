@@ -10,6 +10,7 @@ same dotted keys and YAML value syntax (``train.lr=3e-4``, ``eval.alphabeta_dept
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -149,6 +150,9 @@ _POSITIVE = {
 _FRACTIONS = {"mcts.dirichlet_fraction", "mcts.playout_cap_fraction", "selfplay.resign_playout_fraction"}
 
 
+_SCIENTIFIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
+
+
 def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", str(tp))
 
@@ -171,6 +175,8 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
             raise ConfigError(f"{where}: expected an integer, got {value!r}")
         return value
     if tp is float:
+        if isinstance(value, str) and _SCIENTIFIC.match(value.strip()):
+            return float(value)  # YAML 1.1 reads 3e-4 (no dot) as a string
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{where}: expected a number, got {value!r}")
         return float(value)

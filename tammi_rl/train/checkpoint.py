@@ -1,0 +1,205 @@
+"""Checkpoints: everything a run needs to continue, in one file written atomically.
+
+    save_checkpoint(path, make_checkpoint(...))
+    ckpt = load_checkpoint(path, variant="russian", network=cfg.network)
+    load_model_weights(model, ckpt, path)
+
+A checkpoint is a dict (`torch.save` format) with ``format_version``, ``variant``,
+``network`` (blocks/channels/...), ``model``, ``learner`` (optimizer, scheduler, step),
+``counters`` (iteration, samples seen, ...), ``rng`` (python, numpy, torch and the
+learner's sampling generator), ``worker`` (the self-play worker's own state) and
+``config`` (the resolved run config). It is written to a temporary file in the same
+directory and renamed over the target, so a crash never leaves a half-written file.
+
+Every way of not being usable (missing, corrupt, another format version, another
+variant or network shape) is a `CheckpointError` naming the file and what mismatched.
+Loading uses ``torch.load(weights_only=True)``: numpy arrays in the RNG and worker
+states are stored as tagged lists so no arbitrary pickle is needed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from tammi_rl.rules.errors import TammiError
+from tammi_rl.train.config import NetworkConfig
+
+FORMAT_VERSION = 1
+REQUIRED_KEYS = ("format_version", "variant", "network", "model", "counters")
+
+
+class CheckpointError(TammiError):
+    """A checkpoint is missing, unreadable, or belongs to another variant or network shape."""
+
+
+# --- plain-data encoding (so torch.load can stay weights_only) --------------------------
+_ND = "__ndarray__"
+
+
+def to_plain(obj: Any) -> Any:
+    """numpy arrays/scalars -> tagged lists/python numbers, recursively (tuples kept)."""
+    if isinstance(obj, np.ndarray):
+        return {_ND: obj.tolist(), "dtype": str(obj.dtype), "shape": list(obj.shape)}
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, dict):
+        return {k: to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        out = [to_plain(v) for v in obj]
+        return tuple(out) if isinstance(obj, tuple) else out
+    return obj
+
+
+def from_plain(obj: Any) -> Any:
+    """Inverse of `to_plain`."""
+    if isinstance(obj, dict):
+        if _ND in obj:
+            return np.array(obj[_ND], dtype=obj["dtype"]).reshape(obj["shape"])
+        return {k: from_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        out = [from_plain(v) for v in obj]
+        return tuple(out) if isinstance(obj, tuple) else out
+    return obj
+
+
+# --- RNG state --------------------------------------------------------------------------
+def capture_rng(generator: np.random.Generator | None = None) -> dict[str, Any]:
+    """The global python/numpy/torch RNG states (and one numpy Generator's, if given)."""
+    state: dict[str, Any] = {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        state["torch_cuda"] = torch.cuda.get_rng_state_all()
+    if generator is not None:
+        state["generator"] = generator.bit_generator.state
+    return to_plain(state)
+
+
+def restore_rng(state: dict[str, Any], generator: np.random.Generator | None = None) -> None:
+    """Put back what `capture_rng` saved."""
+    state = from_plain(state)
+    py = state["python"]
+    random.setstate((py[0], tuple(py[1]), py[2]))
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if "torch_cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["torch_cuda"])
+    if generator is not None and "generator" in state:
+        generator.bit_generator.state = state["generator"]
+
+
+# --- files ------------------------------------------------------------------------------
+def atomic_copy(src: str | Path, dst: str | Path) -> None:
+    """Copy ``src`` to ``dst`` through a temporary file + rename."""
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
+    try:
+        with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
+            shutil.copyfileobj(inp, out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, dst)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_checkpoint(path: str | Path, ckpt: dict[str, Any]) -> None:
+    """Write ``ckpt`` atomically (temp file in the same directory, fsync, rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(ckpt, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def network_dict(network: NetworkConfig | dict[str, Any]) -> dict[str, Any]:
+    return dataclasses.asdict(network) if dataclasses.is_dataclass(network) else dict(network)
+
+
+def make_checkpoint(*, variant: str, network: NetworkConfig, model: nn.Module, learner: dict[str, Any] | None,
+                    counters: dict[str, int], rng: dict[str, Any], worker: dict[str, Any] | None,
+                    config: dict[str, Any]) -> dict[str, Any]:
+    """Assemble the checkpoint dict (weights copied to the CPU)."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "variant": variant,
+        "network": network_dict(network),
+        "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "learner": learner,
+        "counters": dict(counters),
+        "rng": rng,
+        "worker": to_plain(worker) if worker is not None else None,
+        "config": config,
+    }
+
+
+def load_checkpoint(path: str | Path, variant: str | None = None,
+                    network: NetworkConfig | dict[str, Any] | None = None) -> dict[str, Any]:
+    """Read and check a checkpoint; ``variant``/``network`` (when given) must match it."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"{path}: no checkpoint there")
+    if not path.is_file():
+        raise CheckpointError(f"{path}: not a checkpoint file")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # truncated zip, wrong format, foreign pickle...
+        raise CheckpointError(
+            f"{path}: not a readable checkpoint (corrupt or not written by tammi-rl): {type(exc).__name__}: {exc}"
+        ) from None
+    if not isinstance(ckpt, dict):
+        raise CheckpointError(f"{path}: not a tammi-rl checkpoint (top level is a {type(ckpt).__name__})")
+    missing = [k for k in REQUIRED_KEYS if k not in ckpt]
+    if missing:
+        raise CheckpointError(f"{path}: not a tammi-rl checkpoint (missing {', '.join(missing)})")
+    if ckpt["format_version"] != FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path}: checkpoint format version {ckpt['format_version']}, this tammi-rl reads {FORMAT_VERSION}"
+        )
+    if variant is not None and ckpt["variant"] != variant:
+        raise CheckpointError(f"{path}: checkpoint is for variant {ckpt['variant']!r}, this run is {variant!r}")
+    if network is not None:
+        want, have = network_dict(network), ckpt["network"]
+        diffs = [f"network.{k}: checkpoint {have.get(k)!r}, config {want[k]!r}" for k in want if have.get(k) != want[k]]
+        if diffs:
+            raise CheckpointError(f"{path}: network shape does not match the config ({'; '.join(diffs)})")
+    if ckpt.get("worker") is not None:
+        ckpt["worker"] = from_plain(ckpt["worker"])
+    return ckpt
+
+
+def load_model_weights(model: nn.Module, ckpt: dict[str, Any], path: str | Path) -> None:
+    """Load the checkpoint's weights; a shape or key mismatch is a `CheckpointError`."""
+    own = model.state_dict()
+    theirs = ckpt["model"]
+    problems = [f"missing {k}" for k in own if k not in theirs]
+    problems += [f"unexpected {k}" for k in theirs if k not in own]
+    problems += [
+        f"{k}: checkpoint {tuple(theirs[k].shape)} vs model {tuple(v.shape)}"
+        for k, v in own.items() if k in theirs and tuple(theirs[k].shape) != tuple(v.shape)
+    ]
+    if problems:
+        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+        raise CheckpointError(f"{path}: weights do not fit this network ({shown})")
+    model.load_state_dict(theirs)

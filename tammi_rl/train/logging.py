@@ -1,0 +1,97 @@
+"""TensorBoard logging for a training run, under fixed tags.
+
+Every scalar is written at ``step = iteration`` (1-based, the iteration just finished),
+the one clock every part of the loop shares (learning may not have started yet, so the
+learner step would stall). On resume the writer is opened with
+``purge_step = checkpoint iteration + 1``: TensorBoard then drops events an interrupted
+run wrote after its last checkpoint, and the curves continue without a jump or a fold.
+
+Tags: ``loss/policy|value|total``, ``policy/entropy``, ``value/accuracy``, ``train/lr``,
+``train/grad_norm``, ``train/learner_step``, ``replay/size``, ``selfplay/*`` (games_per_s,
+positions_per_s, game_length, white_win, draw, black_win, resigned,
+resign_false_positive_rate, mean_nn_batch, nn_time_share), ``eval/score_vs_ab_d<N>``;
+text: ``config`` (resolved YAML) and ``selfplay/sample_game`` (PDN); the config also
+as hparams.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+# self-play stats key -> TensorBoard tag
+SELFPLAY_TAGS = {
+    "games_per_s": "selfplay/games_per_s",
+    "positions_per_s": "selfplay/positions_per_s",
+    "mean_game_length": "selfplay/game_length",
+    "white_win": "selfplay/white_win",
+    "draw": "selfplay/draw",
+    "black_win": "selfplay/black_win",
+    "resigned": "selfplay/resigned",
+    "resign_false_positive_rate": "selfplay/resign_false_positive_rate",
+    "mean_nn_batch": "selfplay/mean_nn_batch",
+    "nn_time_share": "selfplay/nn_time_share",
+}
+LEARNER_TAGS = ("loss/policy", "loss/value", "loss/total", "policy/entropy", "value/accuracy",
+                "train/lr", "train/grad_norm")
+
+
+def eval_tag(depth: int) -> str:
+    return f"eval/score_vs_ab_d{depth}"
+
+
+def _flat(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value if isinstance(value, (int, float, str, bool)) else str(value)
+    return out
+
+
+class RunLogger:
+    """A `SummaryWriter` with the run's tags; ``purge_step`` as described in the module docstring."""
+
+    def __init__(self, log_dir: str | Path, purge_step: int | None = None) -> None:
+        from torch.utils.tensorboard import SummaryWriter  # imports tensorboard: only when training
+
+        self.writer = SummaryWriter(log_dir=str(log_dir), purge_step=purge_step)
+
+    def scalars(self, values: Mapping[str, float], step: int) -> None:
+        for tag, value in values.items():
+            if value is not None:
+                self.writer.add_scalar(tag, float(value), step)
+
+    def selfplay(self, stats: Mapping[str, float], step: int) -> None:
+        self.scalars({tag: stats[key] for key, tag in SELFPLAY_TAGS.items() if key in stats}, step)
+
+    def learner(self, metrics: Mapping[str, float], step: int) -> None:
+        self.scalars({k: v for k, v in metrics.items() if k in LEARNER_TAGS}, step)
+
+    def evaluation(self, scores: Mapping[int, float], step: int) -> None:
+        self.scalars({eval_tag(d): s for d, s in scores.items()}, step)
+
+    def config(self, config: Mapping[str, Any], eval_depths: list[int]) -> None:
+        """The resolved config as text and as hparams (with the eval scores as their metrics)."""
+        from torch.utils.tensorboard.summary import hparams
+
+        text = yaml.safe_dump(dict(config), sort_keys=False)
+        self.writer.add_text("config", "\n".join("    " + line for line in text.splitlines()), 0)
+        metrics = {eval_tag(d): 0.0 for d in eval_depths} or {"loss/total": 0.0}
+        exp, ssi, sei = hparams(_flat(config), metrics)
+        fw = self.writer._get_file_writer()
+        for summary in (exp, ssi, sei):
+            fw.add_summary(summary)
+
+    def game(self, pdn: str, step: int) -> None:
+        """A sample self-play game (PDN) as text."""
+        self.writer.add_text("selfplay/sample_game", "\n".join("    " + line for line in pdn.splitlines()), step)
+
+    def flush(self) -> None:
+        self.writer.flush()
+
+    def close(self) -> None:
+        self.writer.close()

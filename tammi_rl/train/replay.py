@@ -1,0 +1,178 @@
+"""Replay buffer: a sliding window over the most recent self-play samples.
+
+    buf = ReplayBuffer(capacity=100_000, obs_shape=(11, 8, 8))
+    buf.add(result.samples)                    # oldest samples fall out past capacity
+    batch = buf.sample(256, rng)               # uniform, with replacement
+    buf.snapshot("runs/x/replay.npz"); buf = ReplayBuffer.load("runs/x/replay.npz", 100_000)
+
+Storage is compact (observations float16: the planes hold 0/1 and counter fractions;
+action indices int16; outcomes int8) and grows on demand up to ``capacity``, so a big
+window costs memory only once it is filled. `sample` returns float32/int32/int64 arrays,
+the `SampleBatch` contract. Snapshots are written atomically (temp file + rename) and
+keep the samples oldest first together with ``total_added``, the count of samples ever
+added, which lets a resumed run drop samples a checkpoint does not know about.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from tammi_rl.rules.errors import TammiError
+from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
+
+SNAPSHOT_VERSION = 1
+
+
+class ReplayError(TammiError):
+    """A replay snapshot cannot be read or does not fit this run (the message names the file)."""
+
+
+class ReplayBuffer:
+    """Ring buffer of the last ``capacity`` samples with uniform sampling."""
+
+    def __init__(self, capacity: int, obs_shape: tuple[int, ...]) -> None:
+        if capacity < 1:
+            raise ValueError(f"replay capacity must be >= 1, got {capacity}")
+        self.capacity = int(capacity)
+        self.obs_shape = tuple(int(d) for d in obs_shape)
+        self.total_added = 0
+        """Samples ever added (not capped by capacity)."""
+        self._size = 0
+        self._next = 0  # write head: the next row to fill (ring)
+        self._alloc(0)
+
+    # --- storage --------------------------------------------------------------------
+    def _alloc(self, n: int) -> None:
+        self._obs = np.zeros((n, *self.obs_shape), np.float16)
+        self._legal = np.full((n, MAX_LEGAL), -1, np.int16)
+        self._policy = np.zeros((n, MAX_LEGAL), np.float16)
+        self._outcome = np.zeros((n,), np.int8)
+
+    def _grow(self, needed: int) -> None:
+        """Make room for ``needed`` rows (geometric growth, capped at capacity)."""
+        have = self._obs.shape[0]
+        if needed <= have:
+            return
+        n = min(self.capacity, max(needed, 2 * have, 1024))
+        old = (self._obs, self._legal, self._policy, self._outcome)
+        self._alloc(n)
+        for new, arr in zip((self._obs, self._legal, self._policy, self._outcome), old):
+            new[: arr.shape[0]] = arr
+
+    def __len__(self) -> int:
+        return self._size
+
+    def add(self, batch: SampleBatch) -> None:
+        """Append samples; past capacity the oldest are overwritten."""
+        n = len(batch)
+        if n == 0:
+            return
+        if tuple(batch.obs.shape[1:]) != self.obs_shape:
+            raise ValueError(f"sample observation shape {batch.obs.shape[1:]} != buffer shape {self.obs_shape}")
+        if n > self.capacity:  # only the newest fit
+            batch = SampleBatch(batch.obs[-self.capacity:], batch.legal[-self.capacity:],
+                                batch.policy[-self.capacity:], batch.outcome[-self.capacity:])
+            self.total_added += n - self.capacity
+            n = self.capacity
+        self._grow(min(self.capacity, self._size + n))
+        rows = (self._next + np.arange(n)) % self.capacity  # the write head wraps around
+        self._write(rows, batch, slice(0, n))
+        self._next = (self._next + n) % self.capacity
+        self._size = min(self.capacity, self._size + n)
+        self.total_added += n
+
+    def _write(self, rows: np.ndarray, batch: SampleBatch, part: slice) -> None:
+        self._obs[rows] = batch.obs[part]
+        self._legal[rows] = batch.legal[part]
+        self._policy[rows] = batch.policy[part]
+        self._outcome[rows] = batch.outcome[part]
+
+    def _ordered_rows(self) -> np.ndarray:
+        """Row indices oldest first."""
+        if self._size < self.capacity:
+            return np.arange(self._size)
+        return (self._next + np.arange(self.capacity)) % self.capacity
+
+    def _take(self, rows: np.ndarray) -> SampleBatch:
+        return SampleBatch(
+            self._obs[rows].astype(np.float32),
+            self._legal[rows].astype(np.int32),
+            self._policy[rows].astype(np.float32),
+            self._outcome[rows].astype(np.int64),
+        )
+
+    # --- reading --------------------------------------------------------------------
+    def sample(self, n: int, rng: np.random.Generator) -> SampleBatch:
+        """``n`` samples drawn uniformly with replacement."""
+        if self._size == 0:
+            raise ValueError("cannot sample from an empty replay buffer")
+        return self._take(rng.integers(0, self._size, size=n))
+
+    def contents(self) -> SampleBatch:
+        """Every stored sample, oldest first (a copy)."""
+        return self._take(self._ordered_rows())
+
+    def drop_newest(self, n: int) -> None:
+        """Forget the ``n`` newest samples (used to line the buffer up with a checkpoint)."""
+        if n <= 0:
+            return
+        keep = self.contents()
+        m = max(0, len(keep) - n)
+        total = self.total_added - n
+        self._size, self._next, self.total_added = 0, 0, 0
+        self._alloc(0)
+        self.add(SampleBatch(keep.obs[:m], keep.legal[:m], keep.policy[:m], keep.outcome[:m]))
+        self.total_added = max(total, self._size)
+
+    # --- persistence ----------------------------------------------------------------
+    def snapshot(self, path: str | Path) -> None:
+        """Write every sample (oldest first) to an ``.npz`` file atomically."""
+        path = Path(path)
+        rows = self._ordered_rows()
+        arrays = {
+            "version": np.array(SNAPSHOT_VERSION),
+            "total_added": np.array(self.total_added, np.int64),
+            "obs": self._obs[rows], "legal": self._legal[rows],
+            "policy": self._policy[rows], "outcome": self._outcome[rows],
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, **arrays)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    @classmethod
+    def load(cls, path: str | Path, capacity: int, obs_shape: tuple[int, ...] | None = None) -> "ReplayBuffer":
+        """Read a snapshot; with a smaller ``capacity`` only the newest samples are kept."""
+        path = Path(path)
+        if not path.is_file():
+            raise ReplayError(f"{path}: no replay snapshot there")
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                version = int(data["version"])
+                if version != SNAPSHOT_VERSION:
+                    raise ReplayError(f"{path}: snapshot format {version}, this version reads {SNAPSHOT_VERSION}")
+                total = int(data["total_added"])
+                obs, legal = data["obs"], data["legal"]
+                policy, outcome = data["policy"], data["outcome"]
+        except ReplayError:
+            raise
+        except Exception as exc:  # zip/format errors of a corrupt file
+            raise ReplayError(f"{path}: not a readable replay snapshot ({type(exc).__name__}: {exc})") from None
+        shape = tuple(obs.shape[1:])
+        if obs_shape is not None and shape != tuple(obs_shape):
+            raise ReplayError(f"{path}: observation shape {shape} does not match this run's {tuple(obs_shape)}")
+        buf = cls(capacity, shape)
+        buf.add(SampleBatch(obs, legal, policy, outcome))
+        buf.total_added = max(total, len(buf))
+        return buf

@@ -1,0 +1,144 @@
+"""Run directory layout: where one training run keeps everything it writes.
+
+    runs/<name>/
+        config.yaml              resolved config (rewritten on resume, with its overrides)
+        tb/                      TensorBoard event files
+        checkpoints/ckpt_<iteration>.pt   the last ``checkpoint.keep`` of them
+        checkpoints/latest.pt    copy of the newest checkpoint (what --resume reads)
+        replay.npz               replay-buffer snapshot of the newest checkpoint
+        games/iter_<n>.pdn       sample self-play games of checkpointed iterations
+
+and a copy of the newest checkpoint in ``<checkpoints_dir>/<name>-latest.pt``. Every
+file is written atomically (temp file + rename).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tammi_rl.rules.errors import TammiError
+from tammi_rl.train.checkpoint import atomic_copy, save_checkpoint
+from tammi_rl.train.config import Config
+
+CONFIG_FILE = "config.yaml"
+_CKPT_RE = re.compile(r"^ckpt_(\d+)\.pt$")
+
+
+class RunDirError(TammiError):
+    """A run directory is missing, incomplete, or would be overwritten."""
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """Paths of one run directory (nothing is created until `prepare`)."""
+
+    root: Path
+
+    @classmethod
+    def for_config(cls, cfg: Config) -> "RunDir":
+        return cls(Path(cfg.runs_dir) / cfg.run_name)
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / CONFIG_FILE
+
+    @property
+    def tb_dir(self) -> Path:
+        return self.root / "tb"
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        return self.root / "checkpoints"
+
+    @property
+    def latest_path(self) -> Path:
+        return self.checkpoints_dir / "latest.pt"
+
+    @property
+    def replay_path(self) -> Path:
+        return self.root / "replay.npz"
+
+    @property
+    def games_dir(self) -> Path:
+        return self.root / "games"
+
+    def checkpoint_path(self, iteration: int) -> Path:
+        return self.checkpoints_dir / f"ckpt_{iteration:06d}.pt"
+
+    def games_path(self, iteration: int) -> Path:
+        return self.games_dir / f"iter_{iteration:06d}.pdn"
+
+    # --- state ----------------------------------------------------------------------
+    def checkpoints(self) -> list[tuple[int, Path]]:
+        """(iteration, path) of the numbered checkpoints, oldest first."""
+        if not self.checkpoints_dir.is_dir():
+            return []
+        found = [(int(m.group(1)), p) for p in self.checkpoints_dir.iterdir() if (m := _CKPT_RE.match(p.name))]
+        return sorted(found)
+
+    def has_checkpoint(self) -> bool:
+        return self.latest_path.is_file() or bool(self.checkpoints())
+
+    def resume_checkpoint(self) -> Path | None:
+        """The checkpoint to resume from: latest.pt, else the newest numbered one."""
+        if self.latest_path.is_file():
+            return self.latest_path
+        found = self.checkpoints()
+        return found[-1][1] if found else None
+
+    # --- writing --------------------------------------------------------------------
+    def prepare(self, cfg: Config, resume: bool) -> None:
+        """Create the layout and save the resolved config; a fresh run refuses to reuse a run with checkpoints."""
+        if not resume and self.has_checkpoint():
+            raise RunDirError(
+                f"{self.root}: a run with checkpoints is already there; resume it with --resume {self.root} "
+                f"or choose another run name (name=...)"
+            )
+        for d in (self.root, self.tb_dir, self.checkpoints_dir, self.games_dir):
+            d.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.config_path, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+
+    def save_checkpoint(self, ckpt: dict[str, Any], iteration: int, keep: int, export: Path | None = None) -> Path:
+        """Write ``ckpt_<iteration>.pt`` and ``latest.pt``, prune to ``keep``, copy to ``export``."""
+        path = self.checkpoint_path(iteration)
+        save_checkpoint(path, ckpt)
+        atomic_copy(path, self.latest_path)
+        for _, old in self.checkpoints()[:-keep] if keep > 0 else []:
+            old.unlink(missing_ok=True)
+        if export is not None:
+            atomic_copy(path, export)
+        return path
+
+    def write_games(self, iteration: int, pdn: str) -> Path:
+        path = self.games_path(iteration)
+        atomic_write_text(path, pdn)
+        return path
+
+
+def open_run(path: str | Path) -> RunDir:
+    """An existing run directory (for --resume); it must hold a config.yaml."""
+    run = RunDir(Path(path))
+    if not run.root.is_dir():
+        raise RunDirError(f"{run.root}: no run directory there")
+    if not run.config_path.is_file():
+        raise RunDirError(f"{run.root}: not a run directory (no {CONFIG_FILE})")
+    return run

@@ -1,0 +1,133 @@
+"""Learner: masked policy loss, WDL value loss, optimisers and schedules."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from tammi_rl.nn.model import build_model
+from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
+from tammi_rl.train.config import NetworkConfig, TrainConfig
+from tammi_rl.train.learner import Learner, dense_targets, masked_log_softmax, policy_value_loss
+
+TINY = NetworkConfig(blocks=1, channels=16, value_hidden=16)
+
+
+def random_batch(n: int, n_actions: int, seed: int = 0) -> SampleBatch:
+    rng = np.random.default_rng(seed)
+    obs = (rng.random((n, 11, 8, 8)) < 0.2).astype(np.float32)
+    legal = np.full((n, MAX_LEGAL), -1, np.int32)
+    policy = np.zeros((n, MAX_LEGAL), np.float32)
+    for i in range(n):
+        k = int(rng.integers(2, 9))
+        legal[i, :k] = rng.choice(n_actions, size=k, replace=False)
+        p = rng.random(k) ** 3
+        policy[i, :k] = p / p.sum()
+    return SampleBatch(obs, legal, policy, rng.integers(0, 3, size=n).astype(np.int64))
+
+
+def test_dense_targets_scatter():
+    legal = torch.tensor([[3, 0, -1, -1], [-1, -1, -1, -1], [5, 1, 2, -1]])
+    policy = torch.tensor([[0.25, 0.75, 0, 0], [0, 0, 0, 0], [0.5, 0.25, 0.25, 0]])
+    mask, target = dense_targets(legal, policy, 6)
+    assert mask.tolist() == [
+        [True, False, False, True, False, False],
+        [False] * 6,
+        [False, True, True, False, False, True],
+    ]
+    assert target[0].tolist() == [0.75, 0, 0, 0.25, 0, 0]
+    assert target[2].tolist() == [0, 0.25, 0.25, 0, 0, 0.5]
+    assert target[1].sum() == 0
+
+
+def test_masked_policy_never_puts_mass_on_illegal_actions(russian):
+    model = build_model(russian, TINY)
+    batch = random_batch(16, model.n_actions, seed=1)
+    logits, _ = model(torch.as_tensor(batch.obs))
+    logits = logits + 100.0 * torch.randn_like(logits)  # illegal actions with huge logits too
+    mask, _ = dense_targets(torch.as_tensor(batch.legal), torch.as_tensor(batch.policy), model.n_actions)
+    probs = masked_log_softmax(logits, mask).exp()
+    assert torch.all(probs[~mask] == 0)
+    torch.testing.assert_close(probs.sum(1), torch.ones(16))
+
+
+def test_loss_values_match_definition():
+    legal = torch.tensor([[0, 2, -1]])
+    policy = torch.tensor([[0.5, 0.5, 0.0]])
+    logits = torch.tensor([[0.0, 50.0, 0.0, 7.0]])  # actions 1 and 3 are illegal
+    wdl = torch.tensor([[0.0, 0.0, 0.0]])
+    loss, m = policy_value_loss(logits, wdl, {"legal": legal, "policy": policy, "outcome": torch.tensor([1])}, 2.0)
+    assert m["loss/policy"] == pytest.approx(math.log(2))  # uniform over the two legal actions
+    assert m["loss/value"] == pytest.approx(math.log(3))
+    assert m["loss/total"] == pytest.approx(math.log(2) + 2 * math.log(3))
+    assert m["policy/entropy"] == pytest.approx(math.log(2))
+    assert float(loss) == pytest.approx(m["loss/total"])
+
+
+def test_value_only_sample_adds_no_policy_loss():
+    legal = torch.tensor([[0, 1], [-1, -1]])
+    policy = torch.tensor([[1.0, 0.0], [0.0, 0.0]])
+    logits = torch.zeros(2, 3)
+    _, m = policy_value_loss(logits, torch.zeros(2, 3), {"legal": legal, "policy": policy,
+                                                         "outcome": torch.tensor([0, 2])}, 1.0)
+    assert math.isfinite(m["loss/total"])
+    assert m["loss/policy"] == pytest.approx(math.log(2))
+
+
+@pytest.mark.parametrize("optimizer", ["adamw", "sgd"])
+def test_fits_a_fixed_batch(russian, optimizer):
+    torch.manual_seed(0)
+    model = build_model(russian, TINY)
+    lr = 1e-2 if optimizer == "adamw" else 0.1
+    cfg = TrainConfig(optimizer=optimizer, lr=lr, lr_schedule="constant", batch_size=16, weight_decay=0.0)
+    learner = Learner(model, cfg, total_steps=30)
+    batch = random_batch(16, model.n_actions, seed=2)
+    first = learner.step(batch)
+    for _ in range(29):
+        last = learner.step(batch)
+    assert last["loss/policy"] < 0.7 * first["loss/policy"]
+    assert last["loss/value"] < 0.7 * first["loss/value"]
+    assert last["value/accuracy"] > first["value/accuracy"]
+    assert learner.step_count == 30
+    for key in ("loss/total", "policy/entropy", "train/lr", "train/grad_norm"):
+        assert math.isfinite(last[key])
+
+
+def test_cosine_schedule_and_state_round_trip(russian):
+    model = build_model(russian, TINY)
+    cfg = TrainConfig(lr=1e-2, lr_schedule="cosine", batch_size=8)
+    learner = Learner(model, cfg, total_steps=10)
+    batch = random_batch(8, model.n_actions)
+    lrs = [learner.step(batch)["train/lr"] for _ in range(5)]
+    assert lrs[0] == pytest.approx(1e-2)
+    assert all(a > b for a, b in zip(lrs, lrs[1:]))
+    assert learner.lr == pytest.approx(0.5e-2)  # half way: cos(pi/2)
+    state = learner.state_dict()
+    other = Learner(build_model(russian, TINY), cfg, total_steps=10)
+    other.model.load_state_dict(learner.model.state_dict())
+    other.load_state_dict(state)
+    assert other.step_count == 5 and other.lr == pytest.approx(learner.lr)
+    a, b = learner.step(batch), other.step(batch)
+    assert a["loss/total"] == pytest.approx(b["loss/total"], rel=1e-5)
+
+
+def test_grad_clip(russian):
+    model = build_model(russian, TINY)
+    learner = Learner(model, TrainConfig(grad_clip=1e-3, lr=1e-3, batch_size=8), total_steps=1)
+    before = [p.detach().clone() for p in model.parameters()]
+    learner.step(random_batch(8, model.n_actions))
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
+
+
+def test_train_from_source_averages(russian):
+    from tammi_rl.train.replay import ReplayBuffer
+
+    model = build_model(russian, TINY)
+    buf = ReplayBuffer(100, (11, 8, 8))
+    buf.add(random_batch(40, model.n_actions))
+    learner = Learner(model, TrainConfig(batch_size=8), total_steps=3)
+    metrics = learner.train(buf, 3, np.random.default_rng(0))
+    assert learner.step_count == 3 and set(metrics) >= {"loss/policy", "loss/value", "value/accuracy"}
+    weights = learner.weights()
+    assert all(v.device.type == "cpu" for v in weights.values())

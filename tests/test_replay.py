@@ -1,0 +1,104 @@
+"""Replay buffer: sliding window, uniform sampling, atomic snapshots."""
+
+import numpy as np
+import pytest
+
+from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
+from tammi_rl.train.replay import ReplayBuffer, ReplayError
+
+SHAPE = (11, 8, 8)
+
+
+def make_batch(start: int, n: int) -> SampleBatch:
+    """Samples tagged by their index ``i``: obs filled with i, legal[0] = i, outcome i % 3."""
+    ids = np.arange(start, start + n)
+    obs = np.broadcast_to(ids[:, None, None, None] % 2048, (n, *SHAPE)).astype(np.float32)
+    legal = np.full((n, MAX_LEGAL), -1, np.int32)
+    legal[:, 0] = ids % 896
+    legal[:, 1] = 895 - ids % 896
+    policy = np.zeros((n, MAX_LEGAL), np.float32)
+    policy[:, 0], policy[:, 1] = 0.75, 0.25
+    return SampleBatch(obs, legal, policy, (ids % 3).astype(np.int64))
+
+
+def ids_of(batch: SampleBatch) -> list[int]:
+    return batch.obs[:, 0, 0, 0].astype(int).tolist()
+
+
+def test_add_and_window():
+    buf = ReplayBuffer(10, SHAPE)
+    buf.add(make_batch(0, 4))
+    assert len(buf) == 4 and buf.total_added == 4
+    assert ids_of(buf.contents()) == [0, 1, 2, 3]
+    buf.add(make_batch(4, 9))  # wraps: the oldest three fall out
+    assert len(buf) == 10 and buf.total_added == 13
+    assert ids_of(buf.contents()) == list(range(3, 13))
+    buf.add(make_batch(13, 25))  # more than capacity at once: only the newest fit
+    assert ids_of(buf.contents()) == list(range(28, 38))
+    assert buf.total_added == 38
+
+
+def test_sample_dtypes_and_contract():
+    buf = ReplayBuffer(100, SHAPE)
+    buf.add(make_batch(0, 50))
+    batch = buf.sample(32, np.random.default_rng(0))
+    assert batch.obs.dtype == np.float32 and batch.obs.shape == (32, *SHAPE)
+    assert batch.legal.dtype == np.int32 and batch.policy.dtype == np.float32
+    assert batch.outcome.dtype == np.int64
+    ids = np.array(ids_of(batch))
+    np.testing.assert_array_equal(batch.legal[:, 0], ids % 896)
+    np.testing.assert_array_equal(batch.outcome, ids % 3)
+    np.testing.assert_allclose(batch.policy.sum(1), 1.0)
+    assert (batch.legal[:, 2:] == -1).all()
+
+
+def test_sampling_is_uniform_and_seeded():
+    buf = ReplayBuffer(20, SHAPE)
+    buf.add(make_batch(0, 20))
+    a = ids_of(buf.sample(4000, np.random.default_rng(3)))
+    b = ids_of(buf.sample(4000, np.random.default_rng(3)))
+    assert a == b
+    counts = np.bincount(a, minlength=20)
+    assert counts.min() > 120 and counts.max() < 280  # expected 200 each
+
+
+def test_empty_sample_raises():
+    with pytest.raises(ValueError):
+        ReplayBuffer(5, SHAPE).sample(1, np.random.default_rng())
+
+
+def test_snapshot_round_trip(tmp_path):
+    buf = ReplayBuffer(10, SHAPE)
+    buf.add(make_batch(0, 14))
+    path = tmp_path / "replay.npz"
+    buf.snapshot(path)
+    assert not [p for p in tmp_path.iterdir() if p.name != "replay.npz"]  # no temp file left
+    back = ReplayBuffer.load(path, 10, SHAPE)
+    assert back.total_added == 14 and ids_of(back.contents()) == list(range(4, 14))
+    np.testing.assert_array_equal(back.contents().legal, buf.contents().legal)
+    small = ReplayBuffer.load(path, 3)  # a smaller window keeps the newest
+    assert ids_of(small.contents()) == [11, 12, 13]
+    # adding after a load continues the ring in order
+    back.add(make_batch(14, 2))
+    assert ids_of(back.contents()) == list(range(6, 16))
+
+
+def test_drop_newest():
+    buf = ReplayBuffer(10, SHAPE)
+    buf.add(make_batch(0, 12))
+    buf.drop_newest(3)
+    assert ids_of(buf.contents()) == list(range(2, 9)) and buf.total_added == 9
+
+
+def test_bad_snapshots(tmp_path):
+    with pytest.raises(ReplayError, match="no replay snapshot"):
+        ReplayBuffer.load(tmp_path / "missing.npz", 10)
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"garbage")
+    with pytest.raises(ReplayError, match="bad.npz"):
+        ReplayBuffer.load(bad, 10)
+    buf = ReplayBuffer(10, SHAPE)
+    buf.add(make_batch(0, 3))
+    buf.snapshot(tmp_path / "ok.npz")
+    with pytest.raises(ReplayError, match="observation shape"):
+        ReplayBuffer.load(tmp_path / "ok.npz", 10, (11, 10, 10))
