@@ -1,0 +1,145 @@
+"""Batched MCTS: shots found, player-indexed backup over same-player hops, valid targets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tammi_rl.env.observation import JUMPED, OPP_KINGS, OPP_MEN, OWN_KINGS, OWN_MEN
+from tammi_rl.mcts.cursor import HopCursor
+from tammi_rl.mcts.search import BatchedSearch, RootState, considered_visit_schedule, uniform_evaluator
+from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.game import Game
+from tammi_rl.rules.notation import format_move
+from tammi_rl.train.config import MCTSConfig
+
+ALGORITHMS = ["gumbel", "puct"]
+
+
+def material_evaluator(n_actions: int, king_value: float = 3.0):
+    """Value = tanh(material balance / 2) for the side to move, read off the planes.
+
+    Mid-chain, pieces already jumped count as gone. Exact for positions decided by material.
+    """
+
+    def evaluate(obs: np.ndarray):
+        own = obs[:, OWN_MEN].sum((1, 2)) + king_value * obs[:, OWN_KINGS].sum((1, 2))
+        opp_alive_men = np.clip(obs[:, OPP_MEN] - obs[:, JUMPED], 0, 1).sum((1, 2))
+        opp_alive_kings = np.clip(obs[:, OPP_KINGS] - obs[:, JUMPED], 0, 1).sum((1, 2))
+        opp = opp_alive_men + king_value * opp_alive_kings
+        return np.zeros((obs.shape[0], n_actions), np.float32), np.tanh((own - opp) / 2.0).astype(np.float32)
+
+    return evaluate
+
+
+def best_move(rules: Rules, fen: str, algorithm: str, evaluator_kind: str, sims: int) -> tuple[str, float]:
+    """Search the position hop by hop (as the agent does) and return the chosen move in notation."""
+    game = Game(rules, start=rules.parse_fen(fen))
+    search = BatchedSearch(rules, MCTSConfig(algorithm=algorithm), max_trees=1, max_simulations=sims)
+    n = search.codec.n_actions
+    evaluator = material_evaluator(n) if evaluator_kind == "material" else uniform_evaluator(n)
+    cursor = HopCursor(game, search.codec)
+    rng = np.random.default_rng(0)
+    value = None
+    while True:
+        legal = cursor.legal_actions()
+        if len(legal) == 1:
+            action = legal[0]
+        else:
+            res = search.run([cursor.root()], evaluator, sims, explore=False, rng=rng)[0]
+            assert sorted(res.actions.tolist()) == legal  # edges are exactly the legal hops
+            value = res.value if value is None else value
+            action = res.action
+        move = cursor.advance(action)
+        if move is not None:
+            return format_move(rules, move), value
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_finds_king_trap_from_exact_terminal_values(algorithm):
+    """Russian d2-c3! forces Ka1xc3, then Kh8 takes the king: only terminal values are informative."""
+    rules = Rules.for_variant("russian")
+    move, value = best_move(rules, "W:WKh8,d2:BKa1", algorithm, "uniform", 200)
+    assert move == "d2-c3"
+    assert value > 0.3
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_finds_sacrifice_shot_with_material_values(algorithm):
+    """e3-d4! c5xe3 f2xd4xf6xh8: one man given, three taken; a 1-ply look says it loses a man."""
+    rules = Rules.for_variant("russian")
+    move, value = best_move(rules, "W:Wa1,c3,e3,f2,g1:Bc5,e5,g7,a7,b8", algorithm, "material", 300)
+    assert move == "e3-d4"
+    assert value > 0
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_same_player_hops_back_up_for_the_mover(algorithm):
+    """Mid-chain choice: the white king may end after 2 captures or go on to take 3.
+
+    Russian allows either route (free choice), so only a correct player-indexed backup
+    over consecutive white hops prefers the longer chain; a per-ply sign flip would
+    prefer the shorter one.
+    """
+    rules = Rules.for_variant("russian")
+    fen = "W:WKa1:Bb2,d4,f6,d6,b6"  # a1:c3:e5 then :g7 (3 taken) or :c7:a5 (4 taken)
+    moves = {format_move(rules, m) for m in rules.legal_moves(rules.parse_fen(fen))}
+    assert len(moves) > 1  # a real choice exists
+    move, value = best_move(rules, fen, algorithm, "material", 200)
+    captured = move.count(":")
+    longest = max(m.count(":") for m in moves)
+    assert captured == longest, (move, sorted(moves))
+    assert value > 0
+
+
+def test_gumbel_policy_target_is_a_distribution_that_improves_on_the_prior():
+    """d4-c5 blocks Black's last man (no legal move: White wins); the prior knows nothing."""
+    rules = Rules.for_variant("russian")
+    game = Game(rules, start=rules.parse_fen("W:Wb6,d4:Ba7"))
+    search = BatchedSearch(rules, MCTSConfig(algorithm="gumbel"), max_trees=1, max_simulations=16)
+    cursor = HopCursor(game, search.codec)
+    res = search.run([cursor.root()], uniform_evaluator(search.codec.n_actions), 16, explore=True,
+                     rng=np.random.default_rng(1))[0]
+    assert np.all(res.policy >= 0) and res.policy.sum() == pytest.approx(1.0)
+    assert sorted(res.actions.tolist()) == cursor.legal_actions()
+    block = search.codec.hop_action[0, rules.square("d4"), rules.square("c5")]
+    i = int(np.flatnonzero(res.actions == block)[0])
+    assert res.prior[i] == pytest.approx(1.0 / 3)
+    assert res.policy[i] > 0.9
+    assert res.action == block
+
+
+def test_batched_roots_are_searched_independently():
+    """Several different roots in one batch give the same answers as one root at a time."""
+    rules = Rules.for_variant("russian")
+    fens = ["W:WKh8,d2:BKa1", "W:Wa1,c3,e3,f2,g1:Bc5,e5,g7,a7,b8", "B:WKh8,c3:BKa1"]
+    search = BatchedSearch(rules, MCTSConfig(algorithm="puct"), max_trees=3, max_simulations=64)
+    evaluator = material_evaluator(search.codec.n_actions)
+    roots = [HopCursor(Game(rules, start=rules.parse_fen(f)), search.codec).root() for f in fens]
+    together = search.run(roots, evaluator, 64, explore=False, rng=np.random.default_rng(0))
+    for root, res in zip(roots, together):
+        alone = search.run([root], evaluator, 64, explore=False, rng=np.random.default_rng(0))[0]
+        assert res.action == alone.action
+        assert np.array_equal(res.visits, alone.visits)
+
+
+def test_mid_chain_root_offers_only_continuations():
+    """A root in the middle of a capture chain has the chain's next hops as its only edges."""
+    rules = Rules.for_variant("russian")
+    game = Game(rules, start=rules.parse_fen("W:WKc1:Bd2,f4,b6"))
+    search = BatchedSearch(rules, MCTSConfig(), max_trees=1, max_simulations=16)
+    cursor = HopCursor(game, search.codec)
+    first = cursor.legal_actions()
+    assert len(first) == 1
+    assert cursor.advance(first[0]) is None  # c1:e3, the chain goes on
+    res = search.run([cursor.root()], uniform_evaluator(search.codec.n_actions), 16, explore=False,
+                     rng=np.random.default_rng(0))[0]
+    assert sorted(res.actions.tolist()) == cursor.legal_actions()
+    assert len(res.actions) == 3  # e3:g5, e3:h6 over f4 and e3:a7 over b6
+
+
+def test_considered_visit_schedule_halves():
+    schedule = considered_visit_schedule(4, 16)
+    assert len(schedule) == 16
+    assert list(schedule[:4]) == [0, 0, 0, 0]
+    assert considered_visit_schedule(1, 5).tolist() == [0, 1, 2, 3, 4]
