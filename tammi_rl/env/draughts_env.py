@@ -47,19 +47,13 @@ class IllegalActionError(MoveError):
     """An action that is not a legal hop now (the message names it and the legal ones)."""
 
 
-_LAST_PATH = tc.S_LAST + mg.F_PATH
-_LAST_CAPS = tc.S_LAST + mg.F_CAPS
+_F_PATH, _F_CAPS = mg.F_PATH, mg.F_CAPS
 
 
-def _last_move(state: np.ndarray) -> Move:
-    """The last completed whole move recorded in the core state, as a `Move`."""
-    plen = int(state[tc.S_LAST + mg.F_PATH_LEN])
-    ncap = int(state[tc.S_LAST + mg.F_NCAP])
-    return Move(
-        tuple(state[_LAST_PATH : _LAST_PATH + plen].tolist()),
-        tuple(state[_LAST_CAPS : _LAST_CAPS + ncap].tolist()),
-        state[tc.S_LAST + mg.F_PROMOTES] == 1,
-    )
+def _row_move(row: list[int]) -> Move:
+    """A whole-move row of the compiled core (as a list) as a `Move`."""
+    plen, ncap = row[mg.F_PATH_LEN], row[mg.F_NCAP]
+    return Move(tuple(row[_F_PATH : _F_PATH + plen]), tuple(row[_F_CAPS : _F_CAPS + ncap]), row[mg.F_PROMOTES] == 1)
 
 
 def _as_int(action: Any) -> int:
@@ -120,6 +114,10 @@ class DraughtsEnv(gym.Env):
         self._tables = tc.build_tables(self.rules.params, self.rules.rays, c.hop_action, e.cell_row, e.cell_col,
                                        e.limits, e.size, c.n_actions)
         self._mask = np.zeros(self.codec.n_actions, dtype=np.int8)
+        self._last_row = self._state[tc.S_LAST :]
+        self._last_head = self._state[tc.S_LAST : tc.S_LAST + mg.F_PATH_LEN + 1]
+        self._moves_cache: dict[tuple[int, int, int, int], Move] = {}
+        self._counter_slots = [(tc.S_COUNTERS + i, i) for i in range(4) if self.encoder.limits[i] > 0]
         self._start_position = self.rules.start_position()
         self.game: EnvGame | None = None
         self.last_move: Move | None = None
@@ -168,7 +166,13 @@ class DraughtsEnv(gym.Env):
         if self._done:
             raise RuntimeError("the episode is over; call reset() before step()")
         side = int(self._state[tc.S_SIDE])
-        code = self._play(action)
+        a = action if type(action) is int else _as_int(action)
+        if 0 <= a < self._n_actions:
+            code = tc.play_hop(self._state, self._buf, self._tables, a)
+            if code == tc.HOP_COMPLETES:
+                self._complete()
+        else:
+            code = tc.HOP_ILLEGAL
         if code == tc.HOP_ILLEGAL:
             if self.illegal_action == "raise":
                 raise IllegalActionError(self.illegal_action_message(action))
@@ -201,7 +205,14 @@ class DraughtsEnv(gym.Env):
 
     def _complete(self) -> None:
         """The hops played complete a whole move: record it in the game."""
-        move = _last_move(self._state)
+        head = self._last_head.tolist()
+        if head[mg.F_NCAP] <= 1:  # a step or a single capture: these fields fix the path; reuse the Move
+            key = (head[mg.F_FROM], head[mg.F_TO], head[mg.F_CAPTURED], head[mg.F_PROMOTES])
+            move = self._moves_cache.get(key)
+            if move is None:
+                move = self._moves_cache[key] = _row_move(self._last_row.tolist())
+        else:
+            move = _row_move(self._last_row.tolist())
         self.last_move = move
         self.game.play_checked(move, int(self._state[tc.S_NLEGAL]))
         self._sync()
@@ -209,9 +220,11 @@ class DraughtsEnv(gym.Env):
     def _sync(self) -> None:
         """Copy the game's draw counters and end state into the core state."""
         s = self._state
-        s[tc.S_COUNTERS : tc.S_COUNTERS + 4] = self.game.raw_counters()
-        self._done = self.game.result is not None
-        s[tc.S_DONE] = self._done
+        raw = self.game.raw_counters()
+        for slot, i in self._counter_slots:  # only rules the variant has show on planes
+            s[slot] = raw[i]
+        self._done = done = self.game.result is not None
+        s[tc.S_DONE] = done
 
     # --- observation, mask, info ---------------------------------------------------
     def _observe(self) -> np.ndarray:

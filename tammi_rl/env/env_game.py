@@ -59,6 +59,10 @@ class _CountedMoves(Sequence):
         return repr(self._moves())
 
 
+_TRUSTED = _CountedMoves(None, None, 1, trusted=True)  # type: ignore[arg-type]
+"""Stands for the current position's moves while a move checked by the env core is played."""
+
+
 class EnvGame(Game):
     """A `Game` whose per-ply move generation is supplied by the env core."""
 
@@ -75,7 +79,7 @@ class EnvGame(Game):
 
     def play_checked(self, move: Move, next_count: int) -> GameResult | None:
         """Play ``move`` (already known legal); ``next_count`` = legal moves after it."""
-        self._legal = _CountedMoves(self.rules, self.position, 1, trusted=True)
+        self._legal = _TRUSTED
         self._next_count = next_count
         try:
             return self.play(move)
