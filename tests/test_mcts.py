@@ -143,3 +143,31 @@ def test_considered_visit_schedule_halves():
     assert len(schedule) == 16
     assert list(schedule[:4]) == [0, 0, 0, 0]
     assert considered_visit_schedule(1, 5).tolist() == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("variant", ["russian", "english", "italian", "turkish", "brazilian"])
+def test_search_sees_what_the_env_sees(variant):
+    """Root planes and legal hops of the search equal the env's, mid-chain states included."""
+    from tammi_rl.env.draughts_env import DraughtsEnv
+
+    env = DraughtsEnv(variant=variant, max_plies=120)
+    rules = env.rules
+    search = BatchedSearch(rules, MCTSConfig(), max_trees=1, max_simulations=1)
+    evaluator = uniform_evaluator(search.codec.n_actions)
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(seed=3)
+    mid_chain = 0
+    for _ in range(400):
+        c = env.game.counters()
+        root = RootState(board=env.position.as_int64(), path=tuple(env.chain_path()),
+                         no_progress=c.no_progress_plies, kings_only=c.kings_only_plies,
+                         three_kings=c.three_kings_plies, repetition=c.repetitions)
+        mid_chain += len(root.path) > 0
+        res = search.run([root], evaluator, 1, explore=False, rng=rng)[0]
+        assert sorted(res.actions.tolist()) == env.legal_actions()
+        np.testing.assert_array_equal(res.obs, obs)
+        obs, _, terminated, truncated, info = env.step(int(rng.choice(env.legal_actions())))
+        if terminated or truncated:
+            obs, info = env.reset(seed=int(rng.integers(1 << 30)))
+    if variant != "english":
+        assert mid_chain > 0  # the walk went through capture chains
