@@ -19,7 +19,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tammi_rl.jit_cache import drop_stale_cache
 from tammi_rl.rules import movegen as mg
+
+drop_stale_cache(__file__, [mg])  # the turn kernels inline the move generator
 
 # --- state layout ------------------------------------------------------------------
 S_BOARD = 0  # [0..3] white men, white kings, black men, black kings (int64 bitboards)

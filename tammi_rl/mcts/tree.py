@@ -28,7 +28,10 @@ import numpy as np
 from numba import njit
 
 from tammi_rl.env import observation as ob
+from tammi_rl.jit_cache import drop_stale_cache
 from tammi_rl.rules import movegen as mg
+
+drop_stale_cache(__file__, [mg, ob])  # the kernels below inline the move generator
 
 # --- integer node fields: nodes_i[tree, node, field] ---------------------------
 I_BOARD = 0  # 5 fields: white men, white kings, black men, black kings, side

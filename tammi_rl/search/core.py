@@ -32,9 +32,6 @@ near-equal moves); moves outside it get an upper bound below ``best - margin``.
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
-
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
@@ -53,37 +50,12 @@ from tammi_rl.rules.movegen import (
 )
 from tammi_rl.search.evaluation import evaluate
 from tammi_rl.search.zobrist import SIDE_KEY_ROW, hash_bitboards
+from tammi_rl.jit_cache import drop_stale_cache
+from tammi_rl.rules import movegen as _movegen
+from tammi_rl.search import evaluation as _evaluation, zobrist as _zobrist
 
-
-
-def _drop_stale_cache() -> None:
-    """Delete this module's numba cache when a module it compiles in has changed.
-
-    numba keys a cached function on its own source file only, but `search_iteration`
-    inlines the move generator, the evaluation and the hashing; without this an edited
-    ``movegen.py`` would keep running inside the old cached search. (Default cache
-    location only; with NUMBA_CACHE_DIR set, clear that directory after such edits.)
-    """
-    from tammi_rl.rules import movegen
-    from tammi_rl.search import evaluation, zobrist
-
-    try:
-        digest = hashlib.sha1()
-        for module in (movegen, evaluation, zobrist):
-            digest.update(Path(module.__file__).read_bytes())
-        cache = Path(__file__).parent / "__pycache__"
-        stamp = cache / "core.deps"
-        if stamp.exists() and stamp.read_text() == digest.hexdigest():
-            return
-        for path in cache.glob("core.*.nb[ic]"):
-            path.unlink(missing_ok=True)
-        cache.mkdir(exist_ok=True)
-        stamp.write_text(digest.hexdigest())
-    except OSError:
-        pass  # a read-only install: numba then compiles in memory or uses its own dir
-
-
-_drop_stale_cache()
+# search_iteration inlines the move generator, the evaluation and the hashing.
+drop_stale_cache(__file__, [_movegen, _evaluation, _zobrist])
 
 MAX_PLY = 128
 MATE = 1_000_000
