@@ -197,6 +197,19 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- eval (logic in tammi_rl.eval.commands) ---------------------------------------------
+def _eval_arguments(parser: argparse.ArgumentParser) -> None:
+    from tammi_rl.eval.commands import add_eval_arguments
+
+    add_eval_arguments(parser)
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from tammi_rl.eval.commands import run_eval_command
+
+    return run_eval_command(args)
+
+
 COMMANDS: tuple[Command, ...] = (
     Command("perft", "count leaf positions of whole moves to a depth", _perft_arguments, _perft),
     Command("legal", "print the legal moves of a position as JSON", _legal_arguments, _legal),
@@ -204,6 +217,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("play", "play a game in the terminal (human or engine on either side)", _play_arguments, _play),
     Command("match", "play a match between two players; W/D/L, score with 95% CI, PDN", _match_arguments, _match),
     Command("train", "train an agent by self-play from a run config (or --resume a run)", _train_arguments, _train),
+    Command("eval", "rate a checkpoint (or every checkpoint of a run) against alpha-beta; W/D/L, CI, Elo",
+            _eval_arguments, _eval),
 )
 
 

@@ -1,0 +1,221 @@
+"""The ``tammi-rl eval`` subcommand (registered in `tammi_rl.cli`).
+
+    tammi-rl eval runs/russian/checkpoints/ckpt_000050.pt --vs alphabeta:depth=1,2,4,6 --games 20
+    tammi-rl eval runs/russian --gauntlet --vs alphabeta:depth=1,2,4 --anchor alphabeta:depth=2 --games 10
+
+A checkpoint (or a run directory's latest checkpoint) plays the MCTS agent at ``--sims``
+simulations per hop against each opponent: colour-paired games from the variant's
+balanced openings. Printed: W/D/L and score with its 95% CI per opponent, then Elo
+ratings fitted over all games (anchored on ``--anchor``). ``--gauntlet`` rates every
+checkpoint of a run instead (`tammi_rl.eval.gauntlet`). Written to ``--out``: all
+games as ``games.pdn``, ``summary.json`` and ``summary.csv`` (one row per match), and
+in gauntlet mode ``ladder.csv`` and ``ladder.png``.
+
+``--vs`` takes player specs (`tammi_rl.players`); a comma-separated list of bare values
+repeats the option before it, so ``alphabeta:depth=1,2,4`` means three opponents.
+``--vs`` may be given several times (``--vs random --vs alphabeta:depth=2``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from tammi_rl.players import PlayerSpecError
+
+if TYPE_CHECKING:
+    from tammi_rl.eval.arena import Arena
+    from tammi_rl.match import MatchResult
+
+DEFAULT_VS = "alphabeta:depth=1,2,4,6"
+
+
+def expand_specs(text: str) -> list[str]:
+    """``kind:key=1,2,other=x`` -> one spec per value combination (bare values repeat the key before)."""
+    kind, colon, rest = text.strip().partition(":")
+    if not colon:
+        return [text.strip()]
+    options: list[tuple[str, list[str]]] = []
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        if "=" in item:
+            key, _, value = item.partition("=")
+            options.append((key.strip(), [value.strip()]))
+        elif options:
+            options[-1][1].append(item)
+        else:
+            raise PlayerSpecError(f"player spec {text!r}: option {item!r} must look like key=value")
+    specs = [""]
+    for key, values in options:
+        specs = [f"{s},{key}={v}" if s else f"{key}={v}" for s in specs for v in values]
+    return [f"{kind}:{s}" if s else kind for s in specs]
+
+
+def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", metavar="CHECKPOINT_OR_RUN_DIR",
+                        help="a checkpoint file (.pt) or a run directory (its latest checkpoint; all with --gauntlet)")
+    parser.add_argument("--vs", action="append", metavar="SPEC",
+                        help=f"opponent spec(s); 'alphabeta:depth=1,2,4' expands to three (default {DEFAULT_VS})")
+    parser.add_argument("--games", type=int, default=20, help="games per pairing, colours paired (default 20)")
+    parser.add_argument("--sims", type=int, default=64, help="MCTS simulations per hop for the agent (default 64)")
+    parser.add_argument("--algorithm", choices=("gumbel", "puct"), help="root search (default: the run's)")
+    parser.add_argument("--anchor", metavar="SPEC",
+                        help="the player rated --anchor-elo (default: the first --vs opponent); added if not in --vs")
+    parser.add_argument("--anchor-elo", type=float, default=0.0, help="the anchor's rating (default 0)")
+    parser.add_argument("--gauntlet", action="store_true",
+                        help="rate every checkpoint of the run against the opponents and its neighbour")
+    parser.add_argument("--no-neighbours", action="store_true", help="gauntlet: skip checkpoint-vs-next games")
+    parser.add_argument("--out", metavar="DIR", help="output directory (default: RUN_DIR/eval or CKPT_eval)")
+    parser.add_argument("--seed", type=int, default=0, help="arena seed (default 0)")
+    parser.add_argument("--max-plies", type=int, help="adjudicate after this many plies (default: the run's cap)")
+    parser.add_argument("--openings", help="openings file (default: envs/openings/VARIANT.txt)")
+    parser.add_argument("--device", default="auto", help="torch device for the network (default auto)")
+    parser.add_argument("--quiet", action="store_true", help="no per-game lines")
+
+
+def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Play the evaluation, print the summary, write PDN/JSON/CSV (and the ladder in gauntlet mode)."""
+    from tammi_rl.eval.arena import Arena, match_row
+    from tammi_rl.eval.elo import fit_elo
+    from tammi_rl.match import DEFAULT_MAX_PLIES
+    from tammi_rl.players import parse_player_spec
+    from tammi_rl.rules.engine import Rules
+    from tammi_rl.rules.errors import TammiError
+    from tammi_rl.search.openings import load_openings, read_openings
+    from tammi_rl.train.checkpoint import load_checkpoint
+
+    out = out or sys.stdout
+    if args.games < 1:
+        raise TammiError(f"--games must be >= 1, got {args.games}")
+    if args.sims < 1:
+        raise TammiError(f"--sims must be >= 1, got {args.sims}")
+    target = Path(args.target)
+    ckpt_path, run_dir = _resolve_target(target, args.gauntlet)
+    ckpt = load_checkpoint(ckpt_path)
+    rules = Rules.for_variant(ckpt["variant"])
+
+    specs = [s for text in (args.vs or [DEFAULT_VS]) for s in expand_specs(text)]
+    opponents = [parse_player_spec(s, rules) for s in specs]
+    anchor = parse_player_spec(args.anchor, rules) if args.anchor else opponents[0]
+    names = [o.name for o in opponents]
+    if len(set(names)) != len(names):
+        raise TammiError(f"two opponents have the same name ({', '.join(names)}); add name=... to a spec")
+    if anchor.name not in names:
+        opponents.append(anchor)
+        print(f"anchor {anchor.name} added to the opponents", file=out)
+
+    run_cfg = ckpt.get("config") if isinstance(ckpt.get("config"), dict) else {}
+    max_plies = args.max_plies or run_cfg.get("selfplay", {}).get("max_plies") or DEFAULT_MAX_PLIES
+    openings = read_openings(rules, args.openings) if args.openings else load_openings(rules)
+    arena = Arena(rules, openings, max_plies, args.seed)
+    out_dir = Path(args.out) if args.out else _default_out(ckpt_path, run_dir)
+
+    def on_game(i: int, record: object) -> None:
+        if not args.quiet:
+            res = record.game.result
+            print(f"  game {i + 1}: {record.white} - {record.black}  {res}  ({len(record.game.moves)} plies, "
+                  f"opening {record.opening.text})", file=out, flush=True)
+
+    def on_match(result: object) -> None:
+        print(_match_line(result), file=out, flush=True)
+
+    summary: dict = {"variant": rules.variant.name, "sims": args.sims, "games_per_pairing": args.games,
+                     "opponents": [o.name for o in opponents], "max_plies": max_plies, "seed": args.seed}
+    if args.gauntlet:
+        from tammi_rl.eval.gauntlet import plot_ladder, run_checkpoints, run_gauntlet, write_ladder_csv
+        from tammi_rl.mcts.agent import load_agent
+
+        entries = run_checkpoints(run_dir)
+        print(f"gauntlet of {len(entries)} checkpoints of {run_dir} at {args.sims} sims vs "
+              f"{', '.join(o.name for o in opponents)}; anchor {anchor.name}", file=out, flush=True)
+        result = run_gauntlet(
+            arena, entries,
+            lambda e: load_agent(rules, str(e.path), args.sims, args.device, args.algorithm, name=e.name),
+            opponents, anchor.name, args.games, neighbours=not args.no_neighbours,
+            anchor_rating=args.anchor_elo, on_match=on_match, on_game=on_game,
+        )
+        fit = result.fit
+        print(result.table(), file=out)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_ladder_csv(result.rows, out_dir / "ladder.csv")
+        plot_ladder(result, out_dir / "ladder.png", title=f"{run_dir.name}: Elo ladder ({args.sims} sims)")
+        summary |= {"run_dir": str(run_dir), "mode": "gauntlet", "ladder": [r.to_dict() for r in result.rows]}
+    else:
+        from tammi_rl.mcts.agent import load_agent
+
+        agent = load_agent(rules, str(ckpt_path), args.sims, args.device, args.algorithm,
+                           name=_agent_name(ckpt_path, run_dir))
+        if agent.name in names:
+            raise TammiError(f"an opponent is named like the agent ({agent.name!r}); add name=... to its spec")
+        print(f"{agent.name} ({ckpt_path}) at {args.sims} sims vs {', '.join(o.name for o in opponents)}",
+              file=out, flush=True)
+        for opponent in opponents:
+            on_match(arena.play(agent, opponent, args.games, on_game))
+        fit = fit_elo(arena.elo_games(), anchor=anchor.name, anchor_rating=args.anchor_elo)
+        print(fit.table(), file=out)
+        summary |= {"checkpoint": str(ckpt_path), "mode": "single", "agent": agent.name}
+    summary |= {"anchor": anchor.name, "matches": [match_row(m) for m in arena.matches], "elo": fit.to_dict()}
+    _write_outputs(out_dir, arena, summary)
+    print(f"{len(arena.records)} games and the summary written to {out_dir}", file=out)
+    return 0
+
+
+def _resolve_target(target: Path, gauntlet: bool) -> tuple[Path, Path | None]:
+    """(checkpoint to read the variant from, run directory or None)."""
+    from tammi_rl.train.checkpoint import CheckpointError
+    from tammi_rl.train.rundir import RunDir
+
+    if not target.exists():
+        raise CheckpointError(f"{target}: no checkpoint file or run directory there")
+    if target.is_dir():
+        run = RunDir(target)
+        found = run.resume_checkpoint()
+        if found is None:
+            raise CheckpointError(f"{target}: no checkpoints in {run.checkpoints_dir}")
+        return found, target
+    if gauntlet:
+        raise CheckpointError(f"{target}: --gauntlet needs a run directory, not a checkpoint file")
+    return target, None
+
+
+def _default_out(ckpt_path: Path, run_dir: Path | None) -> Path:
+    if run_dir is not None:
+        return run_dir / "eval"
+    return ckpt_path.with_name(f"{ckpt_path.stem}_eval")
+
+
+def _agent_name(ckpt_path: Path, run_dir: Path | None) -> str:
+    if run_dir is not None:
+        return f"{run_dir.resolve().name}/{ckpt_path.stem}"
+    return ckpt_path.stem
+
+
+def _match_line(result: "MatchResult") -> str:
+    lo, hi = result.confidence_interval()
+    return (f"{result.player_a} vs {result.player_b}: W/D/L {result.wins}/{result.draws}/{result.losses}  "
+            f"score {result.score:.3f} (95% CI {lo:.3f}..{hi:.3f}) in {len(result.games)} games")
+
+
+def _write_outputs(out_dir: Path, arena: "Arena", summary: dict) -> None:
+    """games.pdn, summary.json (with every game record) and summary.csv (one row per match)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    import datetime
+
+    today = datetime.date.today().strftime("%Y.%m.%d")
+    (out_dir / "games.pdn").write_text(arena.pdn().replace('[Date "????.??.??"]', f'[Date "{today}"]'),
+                                       encoding="utf-8")
+    summary["games"] = [r.to_dict() for r in arena.records]
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    rows = summary["matches"]
+    ratings = {p["name"]: p for p in summary["elo"]["players"]}
+    with (out_dir / "summary.csv").open("w", newline="", encoding="utf-8") as fh:
+        fields = [*rows[0], "player_elo", "player_elo_error", "opponent_elo", "opponent_elo_error"]
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        for row in rows:
+            p, o = ratings[row["player"]], ratings[row["opponent"]]
+            writer.writerow(row | {"player_elo": round(p["elo"], 1), "player_elo_error": round(p["error"], 1),
+                                   "opponent_elo": round(o["elo"], 1), "opponent_elo_error": round(o["error"], 1)})
