@@ -174,7 +174,7 @@ class Trainer:
         if path is None:
             self._say(f"{self.run.root}: no checkpoint yet; starting the run from the beginning")
             return
-        ckpt = load_checkpoint(path, variant=self.cfg.variant, network=self.cfg.network)
+        ckpt = load_checkpoint(path, variant=self.rules.variant.name, network=self.cfg.network)
         load_model_weights(self.learner.model, ckpt, path)
         if ckpt.get("learner") is not None:
             self.learner.load_state_dict(ckpt["learner"])
@@ -270,7 +270,7 @@ class Trainer:
         if cfg.checkpoint.buffer_snapshot:
             self.replay.snapshot(self.run.replay_path)
         ckpt = make_checkpoint(
-            variant=cfg.variant, network=cfg.network, model=self.learner.model,
+            variant=self.rules.variant.name, network=cfg.network, model=self.learner.model,
             learner=self.learner.state_dict(), counters=asdict(self.counters),
             rng=capture_rng(self.sample_rng), worker=self.worker.state_dict(), config=cfg.to_dict(),
         )

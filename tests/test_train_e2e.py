@@ -1,0 +1,137 @@
+"""End to end: the smoke config trains, checkpoints, resumes, evaluates, survives SIGKILL."""
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from tammi_rl.train.checkpoint import CheckpointError, load_checkpoint
+from tammi_rl.train.config import load_config
+from tammi_rl.train.replay import ReplayBuffer
+from tammi_rl.train.rundir import RunDirError
+from tammi_rl.train.trainer import resume_config, train
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE = ROOT / "configs" / "smoke.yaml"
+
+
+def smoke(tmp_path, *overrides):
+    return load_config(SMOKE, [f"runs_dir={tmp_path / 'runs'}", f"checkpoints_dir={tmp_path / 'ck'}", *overrides])
+
+
+def scalar_steps(tb_dir: Path, tag: str) -> list[int]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(tb_dir))
+    acc.Reload()  # applies the purge_step written on resume
+    return [e.step for e in acc.Scalars(tag)]
+
+
+def test_smoke_train_checkpoint_resume_eval(tmp_path):
+    out = io.StringIO()
+    summary = train(smoke(tmp_path), out=out)
+    run = tmp_path / "runs" / "smoke"
+    assert summary.run_dir == run and summary.counters.iteration == 2
+    assert summary.learner_step == 8 and summary.counters.games == 8
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("[smoke] iter 1/2") and "pos/s" in lines[0] and "loss" in lines[0]
+    assert "eval d1" in lines[1]
+    for rel in ("config.yaml", "replay.npz", "checkpoints/latest.pt", "checkpoints/ckpt_000002.pt",
+                "games/iter_000002.pdn"):
+        assert (run / rel).is_file(), rel
+    assert (tmp_path / "ck" / "smoke-latest.pt").is_file()
+    assert list((run / "tb").glob("events.*"))
+    assert "[Result" in (run / "games" / "iter_000002.pdn").read_text()
+    assert load_config(run / "config.yaml") == smoke(tmp_path)  # the resolved config
+
+    ckpt = load_checkpoint(run / "checkpoints" / "latest.pt", variant="russian")
+    assert ckpt["counters"]["iteration"] == 2 and ckpt["learner"]["step"] == 8
+    assert set(ckpt["counters"]["eval_scores"]) == {1}
+    assert ReplayBuffer.load(run / "replay.npz", 5000).total_added == ckpt["counters"]["replay_total_added"]
+
+    with pytest.raises(RunDirError, match="--resume"):  # a fresh run never overwrites one
+        train(smoke(tmp_path), out=io.StringIO())
+
+    out = io.StringIO()
+    summary = train(resume_config(run, ["train.iterations=3"]), resume_dir=run, out=out)
+    assert "resuming" in out.getvalue() and "iter 3/3" in out.getvalue()
+    assert summary.counters.iteration == 3 and summary.learner_step == 12 and summary.counters.games == 12
+    assert load_config(run / "config.yaml").train.iterations == 3
+    assert scalar_steps(run / "tb", "loss/total") == [1, 2, 3]
+    assert scalar_steps(run / "tb", "eval/score_vs_ab_d1") == [2]
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["ckpt_000002.pt", "ckpt_000003.pt",
+                                                                       "latest.pt"]  # keep: 2
+
+    with pytest.raises(CheckpointError, match="network.channels: checkpoint 16, config 32"):
+        train(resume_config(run, ["network.channels=32", "train.iterations=4"]), resume_dir=run,
+              out=io.StringIO())
+
+
+def test_resume_continues_exactly(tmp_path):
+    """Two iterations then a resume give the same weights as three in one go."""
+    straight = train(smoke(tmp_path, "name=straight", "train.iterations=3", "eval.every=0"), out=io.StringIO())
+    train(smoke(tmp_path, "name=split", "train.iterations=2", "eval.every=0"), out=io.StringIO())
+    run = tmp_path / "runs" / "split"
+    split = train(resume_config(run, ["train.iterations=3"]), resume_dir=run, out=io.StringIO())
+    assert split.counters == straight.counters
+    a = load_checkpoint(straight.run_dir / "checkpoints" / "latest.pt")["model"]
+    b = load_checkpoint(split.run_dir / "checkpoints" / "latest.pt")["model"]
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], msg=key)
+
+
+def test_sigkill_mid_run_resumes(tmp_path):
+    """A run killed mid-iteration, past its last checkpoint, resumes and loses only the unsaved tail.
+
+    Checkpoints every 2 iterations; the kill comes once iteration 3 is logged (its events are
+    on disk, its state is not), so the resumed run redoes iteration 3 and TensorBoard must
+    show each step once.
+    """
+    runs = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "tammi_rl.cli", "train", str(SMOKE), f"runs_dir={runs}",
+           f"checkpoints_dir={tmp_path / 'ck'}", "train.iterations=6", "checkpoint.every=2", "eval.every=0"]
+    run = runs / "smoke"
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    try:
+        for line in proc.stdout:  # status lines are flushed per iteration
+            seen.append(line)
+            if "iter 3/6" in line:
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+    finally:
+        proc.wait(timeout=240)
+    assert proc.returncode == -signal.SIGKILL, "".join(seen)
+    assert load_checkpoint(run / "checkpoints" / "latest.pt")["counters"]["iteration"] == 2
+
+    done = subprocess.run([sys.executable, "-m", "tammi_rl.cli", "train", "--resume", str(run)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"resuming {run} from latest.pt: iteration 2" in done.stdout
+    assert "iter 3/6" in done.stdout
+    ckpt = load_checkpoint(run / "checkpoints" / "latest.pt")
+    counters = ckpt["counters"]
+    assert counters["iteration"] == 6 and counters["games"] == 24 and ckpt["learner"]["step"] == 24
+    replay = ReplayBuffer.load(run / "replay.npz", 5000)
+    assert replay.total_added == counters["replay_total_added"] == counters["positions"]
+    assert scalar_steps(run / "tb", "loss/total") == [1, 2, 3, 4, 5, 6]
+
+
+def test_replay_snapshot_ahead_of_checkpoint_is_trimmed(tmp_path):
+    """A crash between the replay snapshot and the checkpoint: resume drops the extra samples."""
+    from tammi_rl.train.trainer import Trainer
+
+    summary = train(smoke(tmp_path, "eval.every=0"), out=io.StringIO())
+    run = summary.run_dir
+    buf = ReplayBuffer.load(run / "replay.npz", 5000)
+    before = buf.total_added
+    buf.add(buf.contents())  # the next iteration's samples, snapshotted before the crash
+    buf.snapshot(run / "replay.npz")
+    trainer = Trainer(resume_config(run), resume_dir=run, out=io.StringIO())
+    assert trainer.replay.total_added == before == len(trainer.replay)
