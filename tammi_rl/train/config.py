@@ -99,12 +99,28 @@ class CheckpointConfig:
 
 
 @dataclass
+class GatingConfig:
+    """Optional SPRT gating (`tammi_rl.eval.sprt`): a new network replaces the self-play
+    network only when it beats it (H1: ``elo1`` stronger vs H0: ``elo0``). Off by default."""
+
+    enabled: bool = False
+    elo0: float = 0.0
+    elo1: float = 30.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    max_games: int = 200
+    """Games at most per gating test; undecided keeps the current self-play network."""
+    simulations: int = 32
+
+
+@dataclass
 class EvalConfig:
     every: int = 5
     """Evaluate against alpha-beta every this many iterations (0 disables)."""
     games: int = 20
     alphabeta_depths: list[int] = field(default_factory=lambda: [1, 2])
     simulations: int = 64
+    gating: GatingConfig = field(default_factory=GatingConfig)
 
 
 @dataclass
@@ -233,6 +249,14 @@ def validate(cfg: Config, source: str = "<config>") -> Config:
         raise ConfigError(f"{source}: key 'device': got {cfg.device!r}, allowed: auto, cpu, cuda, cuda:N")
     if cfg.selfplay.parallel_games > cfg.selfplay.games_per_iteration:
         cfg.selfplay.parallel_games = cfg.selfplay.games_per_iteration
+    gating = cfg.eval.gating
+    if not gating.elo1 > gating.elo0:
+        raise ConfigError(f"{source}: key 'eval.gating.elo1': must be > eval.gating.elo0, got {gating.elo1!r}")
+    for key in ("alpha", "beta"):
+        if not 0.0 < getattr(gating, key) <= 0.5:
+            raise ConfigError(f"{source}: key 'eval.gating.{key}': must be in (0, 0.5], got {getattr(gating, key)!r}")
+    if gating.max_games < 2 or gating.simulations < 1:
+        raise ConfigError(f"{source}: key 'eval.gating.max_games/simulations': must be >= 2 and >= 1")
     if any(d < 0 for d in cfg.eval.alphabeta_depths):
         raise ConfigError(f"{source}: key 'eval.alphabeta_depths': depths must be >= 0")
     return cfg
