@@ -135,3 +135,14 @@ def test_replay_snapshot_ahead_of_checkpoint_is_trimmed(tmp_path):
     buf.snapshot(run / "replay.npz")
     trainer = Trainer(resume_config(run), resume_dir=run, out=io.StringIO())
     assert trainer.replay.total_added == before == len(trainer.replay)
+
+
+def test_cli_train_errors(tmp_path, capsys):
+    from tammi_rl.cli import main
+
+    assert main(["train"]) == 2
+    assert "give a CONFIG file or --resume RUN_DIR" in capsys.readouterr().err
+    assert main(["train", "--resume", str(tmp_path / "nope")]) == 2
+    assert "nope: no run directory there" in capsys.readouterr().err
+    assert main(["train", str(SMOKE), "train.nonsense=1"]) == 2
+    assert "unknown key 'train.nonsense'" in capsys.readouterr().err
