@@ -134,3 +134,18 @@ def test_bad_inputs_exit_2_with_a_message(args: list[str], message: str, run_dir
     err = capsys.readouterr().err
     assert rc == 2
     assert message in err and err.startswith("tammi-rl: error:")
+
+
+def test_training_eval_reports_elo_and_gating_keeps_an_equal_network(russian: Rules) -> None:
+    from tammi_rl.train.config import EvalConfig, GatingConfig
+    from tammi_rl.train.evaluate import evaluate_vs_alphabeta, gate_vs_incumbent
+
+    torch.manual_seed(0)
+    model = build_model(russian, TINY)
+    result = evaluate_vs_alphabeta(russian, model, EvalConfig(games=2, alphabeta_depths=[1, 0], simulations=2),
+                                   torch.device("cpu"), max_plies=30)
+    assert result.anchor == "alphabeta(depth=1)"
+    assert result.elo is not None and result.elo_error > 0 and "Elo" in result.summary()
+    gated = gate_vs_incumbent(russian, model, model, GatingConfig(enabled=True, max_games=2, simulations=2),
+                              torch.device("cpu"), max_plies=30)
+    assert not gated.accepted and gated.games == 2 and gated.score == 0.5

@@ -160,6 +160,8 @@ class Trainer:
         self.worker = (worker_factory or local_worker)(self.rules, cfg, self.device, cfg.seed)
         self.counters = Counters()
         self.resumed_from: Path | None = None
+        self.eval_elo: float | None = None
+        """The last evaluation's Elo (anchor: alpha-beta at the first eval depth), logged as eval/elo."""
         if resume_dir is not None:
             self._resume()
             self.run.prepare(cfg, resume=True)
@@ -245,6 +247,8 @@ class Trainer:
         if evaluated:
             c.eval_scores = self.evaluate(it)
             logger.evaluation(c.eval_scores, it)
+            if self.eval_elo is not None:
+                logger.scalars({"eval/elo": self.eval_elo}, it)
         c.iteration = it
         logger.selfplay(result.stats, it)
         logger.learner(metrics, it)
@@ -262,6 +266,7 @@ class Trainer:
         result = evaluate_vs_alphabeta(self.rules, self.learner.model, self.cfg.eval, self.device,
                                        self.cfg.selfplay.max_plies, seed=self.cfg.seed + 7919 * it,
                                        mcts=self.cfg.mcts)
+        self.eval_elo = result.elo
         return result.scores
 
     def checkpoint(self, it: int, games: list, logger: Any) -> Path:
