@@ -215,7 +215,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("legal", "print the legal moves of a position as JSON", _legal_arguments, _legal),
     Command("variants", "list the shipped variants and their Gymnasium ids", _variants_arguments, _variants),
     Command("play", "play a game in the terminal (human or engine on either side)", _play_arguments, _play),
-    Command("match", "play a match between two players; W/D/L, score with 95% CI, PDN", _match_arguments, _match),
+    Command("match", "play a match between two players; W/D/L, score with its 95 percent CI, PDN", _match_arguments, _match),
     Command("train", "train an agent by self-play from a run config (or --resume a run)", _train_arguments, _train),
     Command("eval", "rate a checkpoint (or every checkpoint of a run) against alpha-beta; W/D/L, CI, Elo",
             _eval_arguments, _eval),
