@@ -21,7 +21,7 @@ from tammi_rl.nn.model import build_model
 from tammi_rl.players import PlayerSpecError
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.pdn import read_pdn
-from tammi_rl.train.checkpoint import make_checkpoint, save_checkpoint
+from tammi_rl.train.checkpoint import make_checkpoint
 from tammi_rl.train.config import Config, NetworkConfig
 from tammi_rl.train.rundir import RunDir
 
