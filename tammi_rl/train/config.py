@@ -124,6 +124,24 @@ class EvalConfig:
 
 
 @dataclass
+class DistributedConfig:
+    """Where self-play runs (DESIGN.md decision 8). ``backend``: "local" (in-process) or
+    "ray" (Ray actors; needs ``pip install 'tammi-rl[ray]'``); the learner stays on the driver."""
+
+    backend: str = "local"
+    address: str = ""
+    """Ray cluster to join: "" (RAY_ADDRESS, else a new local instance), "auto" (the cluster
+    started with `ray start` on this machine), "host:port" or "ray://host:10001"."""
+    num_actors: int = 2
+    cpus_per_actor: float = 1.0
+    gpus_per_actor: float = 0.0
+    games_per_actor: int = 0
+    """Games each actor plays per iteration; 0 splits selfplay.games_per_iteration among the actors."""
+    max_restarts: int = 3
+    """Times one actor may be replaced after dying before the run stops with an error."""
+
+
+@dataclass
 class Config:
     """A whole training run."""
 
@@ -143,6 +161,7 @@ class Config:
     train: TrainConfig = field(default_factory=TrainConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    distributed: DistributedConfig = field(default_factory=DistributedConfig)
 
     @property
     def run_name(self) -> str:
@@ -156,12 +175,14 @@ _CHOICES = {
     "mcts.algorithm": ("gumbel", "puct"),
     "train.optimizer": ("adamw", "sgd"),
     "train.lr_schedule": ("cosine", "constant"),
+    "distributed.backend": ("local", "ray"),
 }
 _POSITIVE = {
     "mcts.simulations", "mcts.cheap_simulations", "mcts.gumbel_max_actions", "network.blocks",
     "network.channels", "network.value_hidden", "selfplay.games_per_iteration", "selfplay.parallel_games",
     "selfplay.max_plies", "replay.capacity", "train.iterations", "train.batch_size",
     "train.steps_per_iteration", "train.lr", "checkpoint.every", "checkpoint.keep", "eval.simulations",
+    "distributed.num_actors",
 }
 _FRACTIONS = {"mcts.dirichlet_fraction", "mcts.playout_cap_fraction", "selfplay.resign_playout_fraction"}
 
@@ -249,6 +270,10 @@ def validate(cfg: Config, source: str = "<config>") -> Config:
         raise ConfigError(f"{source}: key 'device': got {cfg.device!r}, allowed: auto, cpu, cuda, cuda:N")
     if cfg.selfplay.parallel_games > cfg.selfplay.games_per_iteration:
         cfg.selfplay.parallel_games = cfg.selfplay.games_per_iteration
+    for key in ("distributed.cpus_per_actor", "distributed.gpus_per_actor", "distributed.games_per_actor",
+                "distributed.max_restarts"):
+        if flat[key] < 0:
+            raise ConfigError(f"{source}: key '{key}': must be >= 0, got {flat[key]!r}")
     gating = cfg.eval.gating
     if not gating.elo1 > gating.elo0:
         raise ConfigError(f"{source}: key 'eval.gating.elo1': must be > eval.gating.elo0, got {gating.elo1!r}")

@@ -69,6 +69,15 @@ def local_worker(rules: "Rules", cfg: Config, device: torch.device, seed: int) -
     return SelfPlayWorker(rules, cfg, device, seed)
 
 
+def backend_factory(cfg: Config) -> WorkerFactory:
+    """The factory ``cfg.distributed.backend`` names; Ray is imported only for "ray"."""
+    if cfg.distributed.backend == "ray":
+        from tammi_rl.distributed.ray_backend import ray_worker
+
+        return ray_worker
+    return local_worker
+
+
 @dataclass
 class Counters:
     """Progress counters, saved in every checkpoint."""
@@ -157,7 +166,7 @@ class Trainer:
         self.learner = Learner(build_model(self.rules, cfg.network), cfg.train, total_steps, self.device)
         self.replay = ReplayBuffer(cfg.replay.capacity, self.obs_shape)
         self.sample_rng = np.random.default_rng(cfg.seed + 1)
-        self.worker = (worker_factory or local_worker)(self.rules, cfg, self.device, cfg.seed)
+        self.worker = (worker_factory or backend_factory(cfg))(self.rules, cfg, self.device, cfg.seed)
         self.counters = Counters()
         self.resumed_from: Path | None = None
         self.eval_elo: float | None = None
@@ -227,6 +236,9 @@ class Trainer:
                 metrics = self.iteration(it, logger)
         finally:
             logger.close()
+            close = getattr(self.worker, "close", None)  # remote backends stop their actors
+            if close is not None:
+                close()
         return TrainSummary(self.run.root, self.counters, self.learner.step_count, metrics, self.resumed_from)
 
     def iteration(self, it: int, logger: Any) -> dict[str, float]:
