@@ -111,6 +111,8 @@ class GatingConfig:
     max_games: int = 200
     """Games at most per gating test; undecided keeps the current self-play network."""
     simulations: int = 32
+    every: int = 1
+    """Gate every this many learning iterations (between gates the candidate just keeps learning)."""
 
 
 @dataclass

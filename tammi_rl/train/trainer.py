@@ -171,10 +171,15 @@ class Trainer:
         self.resumed_from: Path | None = None
         self.eval_elo: float | None = None
         """The last evaluation's Elo (anchor: alpha-beta at the first eval depth), logged as eval/elo."""
+        self.selfplay_weights: dict | None = None
+        """Under gating (eval.gating.enabled): the weights self-play uses, replaced only by a
+        network that passed the gate. None: self-play follows the learner."""
         if resume_dir is not None:
             self._resume()
             self.run.prepare(cfg, resume=True)
-        self.worker.set_weights(self.learner.weights())
+        if cfg.eval.gating.enabled and self.selfplay_weights is None:
+            self.selfplay_weights = self.learner.weights()
+        self.worker.set_weights(self.selfplay_weights or self.learner.weights())
 
     # --- resume ---------------------------------------------------------------------
     def _say(self, text: str) -> None:
@@ -194,6 +199,8 @@ class Trainer:
         self.counters = Counters(**counters)
         if ckpt.get("worker") is not None:
             self.worker.load_state_dict(ckpt["worker"])
+        if ckpt.get("selfplay_model") is not None:
+            self.selfplay_weights = ckpt["selfplay_model"]
         if ckpt.get("rng") is not None:
             restore_rng(ckpt["rng"], self.sample_rng)
         self._load_replay()
@@ -254,7 +261,7 @@ class Trainer:
         if len(self.replay) >= cfg.replay.min_samples:
             metrics = self.learner.train(self.replay, cfg.train.steps_per_iteration, self.sample_rng)
             c.samples_trained += cfg.train.steps_per_iteration * cfg.train.batch_size
-            self.worker.set_weights(self.learner.weights())
+            self.publish(it, logger)
         evaluated = bool(cfg.eval.every) and it % cfg.eval.every == 0
         if evaluated:
             c.eval_scores = self.evaluate(it)
@@ -271,6 +278,27 @@ class Trainer:
         logger.flush()
         self._say(_status(cfg, c, result.stats, metrics, len(self.replay), time.perf_counter() - t0, evaluated))
         return metrics
+
+    def publish(self, it: int, logger: Any) -> None:
+        """Send the learner's weights to self-play; under gating only when they pass the SPRT gate."""
+        gating = self.cfg.eval.gating
+        if not gating.enabled:
+            self.worker.set_weights(self.learner.weights())
+            return
+        if it % gating.every != 0:
+            return
+        from tammi_rl.nn.model import build_model
+        from tammi_rl.train.evaluate import gate_vs_incumbent
+
+        incumbent = build_model(self.rules, self.cfg.network)
+        incumbent.load_state_dict(self.selfplay_weights)
+        result = gate_vs_incumbent(self.rules, self.learner.model, incumbent, gating, self.device,
+                                   self.cfg.selfplay.max_plies, seed=self.cfg.seed + 104729 * it, mcts=self.cfg.mcts)
+        accepted = bool(result.accepted)
+        logger.scalars({"gate/accepted": float(accepted), "gate/games": float(result.games)}, it)
+        if accepted:
+            self.selfplay_weights = self.learner.weights()
+            self.worker.set_weights(self.selfplay_weights)
 
     def evaluate(self, it: int) -> dict[int, float]:
         from tammi_rl.train.evaluate import evaluate_vs_alphabeta
@@ -291,6 +319,8 @@ class Trainer:
             learner=self.learner.state_dict(), counters=asdict(self.counters),
             rng=capture_rng(self.sample_rng), worker=self.worker.state_dict(), config=cfg.to_dict(),
         )
+        if self.selfplay_weights is not None:
+            ckpt["selfplay_model"] = {k: v.detach().cpu() for k, v in self.selfplay_weights.items()}
         export = Path(cfg.checkpoints_dir) / f"{cfg.run_name}-latest.pt"
         path = self.run.save_checkpoint(ckpt, it, cfg.checkpoint.keep, export)
         sample = games[:PDN_GAMES_PER_CHECKPOINT]
