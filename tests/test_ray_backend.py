@@ -105,6 +105,10 @@ def test_smoke_trains_checkpoints_and_resumes_through_ray(ray_local, tmp_path):
     assert resumed.counters.iteration == 3 and resumed.counters.games == 12 and resumed.learner_step == 12
     assert trainer.worker.slots[0].actor is None
 
+    # The same run directory goes on with the local backend (it reads actor 0's RNG).
+    local = train(resume_config(run, ["train.iterations=4", "distributed.backend=local"]), resume_dir=run, out=out)
+    assert local.counters.iteration == 4 and local.counters.games == 16
+
 
 @pytest.mark.slow
 def test_killed_actor_does_not_stop_the_run_or_double_count(ray_local, tmp_path):
