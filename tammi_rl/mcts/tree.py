@@ -65,24 +65,15 @@ _ONE = np.int64(1)
 
 
 @njit(cache=True)
-def _popcount(x):
-    n = 0
-    while x != 0:
-        x &= x - 1
-        n += 1
-    return n
-
-
-@njit(cache=True)
 def _kings_only(b):
     return b[0] == 0 and b[2] == 0 and b[1] != 0 and b[3] != 0
 
 
 @njit(cache=True)
 def _three_kings_vs_one(b):
-    if b[2] == 0 and b[3] != 0 and b[3] & (b[3] - 1) == 0 and _popcount(b[1]) >= 3:
+    if b[2] == 0 and b[3] != 0 and b[3] & (b[3] - 1) == 0 and mg.popcount(b[1]) >= 3:
         return True
-    return b[0] == 0 and b[1] != 0 and b[1] & (b[1] - 1) == 0 and _popcount(b[3]) >= 3
+    return b[0] == 0 and b[1] != 0 and b[1] & (b[1] - 1) == 0 and mg.popcount(b[3]) >= 3
 
 
 @njit(cache=True)

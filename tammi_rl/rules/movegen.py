@@ -62,6 +62,16 @@ def _bit(sq):
 
 
 @njit(cache=True, inline="always")
+def popcount(b):
+    """Number of set bits of an int64 bitboard (fast for sparse boards)."""
+    c = 0
+    while b != 0:
+        b &= b - 1
+        c += 1
+    return c
+
+
+@njit(cache=True, inline="always")
 def _victim_and_landings(sq, d, is_king, own_color, opp_men, opp_kings, occ, captured, rays, params):
     """Capture from ``sq`` along direction ``d``: (victim square or -1, first landing index k, last k).
 

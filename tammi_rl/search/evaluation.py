@@ -138,16 +138,6 @@ def _signed(bits: int) -> int:
     return bits - (1 << 64) if bits >= 1 << 63 else bits
 
 
-@njit(cache=True, inline="always")
-def popcount(b):
-    """Number of set bits of an int64 (fast for sparse masks)."""
-    c = 0
-    while b != 0:
-        b &= b - 1
-        c += 1
-    return c
-
-
 @njit(cache=True)
 def evaluate(men_w, kings_w, men_b, kings_b, side, pst, reach, mobility):
     """Static score of a position for the side to move (``side``: 0 white, 1 black)."""
@@ -162,5 +152,5 @@ def evaluate(men_w, kings_w, men_b, kings_b, side, pst, reach, mobility):
             b &= b - 1
             s += pst[kind, sq]
             if w != 0:
-                s += w * popcount(reach[kind, sq] & empty)
+                s += w * mg.popcount(reach[kind, sq] & empty)
     return s if side == 0 else -s

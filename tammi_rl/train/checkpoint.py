@@ -20,10 +20,7 @@ states are stored as tagged lists so no arbitrary pickle is needed.
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +29,7 @@ import torch
 from torch import nn
 
 from tammi_rl.rules.errors import TammiError
+from tammi_rl.train.atomic import atomic_write
 from tammi_rl.train.config import NetworkConfig
 
 FORMAT_VERSION = 1
@@ -101,36 +99,9 @@ def restore_rng(state: dict[str, Any], generator: np.random.Generator | None = N
 
 
 # --- files ------------------------------------------------------------------------------
-def atomic_copy(src: str | Path, dst: str | Path) -> None:
-    """Copy ``src`` to ``dst`` through a temporary file + rename."""
-    dst = Path(dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
-    try:
-        with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
-            shutil.copyfileobj(inp, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, dst)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def save_checkpoint(path: str | Path, ckpt: dict[str, Any]) -> None:
     """Write ``ckpt`` atomically (temp file in the same directory, fsync, rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(ckpt, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda fh: torch.save(ckpt, fh))
 
 
 def network_dict(network: NetworkConfig | dict[str, Any]) -> dict[str, Any]:

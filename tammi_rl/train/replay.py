@@ -15,14 +15,13 @@ added, which lets a resumed run drop samples a checkpoint does not know about.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from tammi_rl.rules.errors import TammiError
 from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
+from tammi_rl.train.atomic import atomic_write
 
 SNAPSHOT_VERSION = 1
 
@@ -139,17 +138,7 @@ class ReplayBuffer:
             "obs": self._obs[rows], "legal": self._legal[rows],
             "policy": self._policy[rows], "outcome": self._outcome[rows],
         }
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **arrays)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, lambda fh: np.savez(fh, **arrays))
 
     @classmethod
     def load(cls, path: str | Path, capacity: int, obs_shape: tuple[int, ...] | None = None) -> "ReplayBuffer":

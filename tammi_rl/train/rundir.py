@@ -14,9 +14,7 @@ file is written atomically (temp file + rename).
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,8 @@ from typing import Any
 import yaml
 
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.train.checkpoint import atomic_copy, save_checkpoint
+from tammi_rl.train.atomic import atomic_copy, atomic_write_text
+from tammi_rl.train.checkpoint import save_checkpoint
 from tammi_rl.train.config import Config
 
 CONFIG_FILE = "config.yaml"
@@ -33,18 +32,6 @@ _CKPT_RE = re.compile(r"^ckpt_(\d+)\.pt$")
 
 class RunDirError(TammiError):
     """A run directory is missing, incomplete, or would be overwritten."""
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @dataclass(frozen=True)
