@@ -23,6 +23,7 @@ local backend can resume a Ray run and the other way round).
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -198,8 +199,11 @@ class RayBackend:
         try:
             self.ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING)
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise DistributedError(f"cannot connect to Ray at distributed.address={self.dist.address!r}: {exc}; "
-                                   "start a cluster with `ray start --head` or leave the address empty") from None
+            where = f"distributed.address={self.dist.address!r}"
+            if not self.dist.address and os.environ.get("RAY_ADDRESS"):
+                where = f"RAY_ADDRESS={os.environ['RAY_ADDRESS']!r}"
+            raise DistributedError(f"cannot connect to Ray at {where}: {exc}; start a cluster with "
+                                   "`ray start --head`, or leave the address empty for a local instance") from None
         return True
 
     def _warn_resources(self) -> None:
