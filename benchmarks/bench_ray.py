@@ -74,7 +74,7 @@ def main() -> None:
 
     from tammi_rl.distributed.ray_backend import RayBackend
 
-    ray.init(num_cpus=max(args.actors), include_dashboard=False, logging_level="ERROR")
+    ray.init(address="local", num_cpus=max(args.actors), include_dashboard=False, logging_level="ERROR")
     try:
         for n in args.actors:
             cfg.distributed.num_actors = n

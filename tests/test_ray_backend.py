@@ -74,7 +74,7 @@ def ray_local():
     ray = pytest.importorskip("ray", reason=RAY_SKIP)
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+        ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
     yield ray
     if started:
         ray.shutdown()

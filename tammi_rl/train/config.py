@@ -132,8 +132,10 @@ class DistributedConfig:
 
     backend: str = "local"
     address: str = ""
-    """Ray cluster to join: "" (RAY_ADDRESS, else a new local instance), "auto" (the cluster
-    started with `ray start` on this machine), "host:port" or "ray://host:10001"."""
+    """Ray cluster to join: "" (Ray's default: RAY_ADDRESS, else the cluster last started on
+    this machine, else a new local instance), "auto" (an existing cluster only, e.g. the one
+    `ray start --head` started), "local" (always a new local instance), "host:port" or
+    "ray://host:10001" (Ray Client)."""
     num_actors: int = 2
     cpus_per_actor: float = 1.0
     gpus_per_actor: float = 0.0
