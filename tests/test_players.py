@@ -43,7 +43,7 @@ def test_spec_parsing(rules: Rules) -> None:
     "spec, message",
     [
         ("", "empty player spec"),
-        ("minimax:depth=3", "unknown player kind 'minimax'.*known kinds: ab, alphabeta, human, random"),
+        ("minimax:depth=3", "unknown player kind 'minimax'.*known kinds: ab, alphabeta, human, mcts, random"),
         ("alphabeta:depth", "option 'depth' must look like key=value"),
         ("alphabeta:depth=six", "depth must be a whole number, got 'six'"),
         ("alphabeta:depth=0", "depth must be >= 1"),
