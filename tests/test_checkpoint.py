@@ -120,3 +120,14 @@ def test_other_format_version(tmp_path, russian):
 
 def test_error_is_a_tammi_error():
     assert issubclass(CheckpointError, TammiError)
+
+
+def test_resume_prefers_the_newest_numbered_checkpoint(tmp_path):
+    """A kill between writing ckpt_N and copying it to latest.pt must not lose iteration N."""
+    from tammi_rl.train.rundir import RunDir
+
+    run = RunDir(tmp_path / "run")
+    run.checkpoints_dir.mkdir(parents=True)
+    for name in ("ckpt_000001.pt", "ckpt_000002.pt", "latest.pt"):
+        (run.checkpoints_dir / name).write_bytes(b"x")
+    assert run.resume_checkpoint().name == "ckpt_000002.pt"

@@ -97,3 +97,8 @@ def test_resolved_config_round_trip(tmp_path):
     data = yaml.safe_load(out.read_text())
     assert data["network"]["channels"] == 24 and data["variant"] == "italian"
     assert load_config(out) == cfg
+
+
+def test_min_samples_above_capacity_is_an_error():
+    with pytest.raises(ConfigError, match="replay.min_samples"):
+        load_config(None, ["replay.capacity=100", "replay.min_samples=200"])

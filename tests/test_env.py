@@ -329,3 +329,10 @@ def test_opponent_wrapper_with_alpha_beta():
         if terminated or truncated:
             break
     assert steps > 0
+
+
+def test_made_env_exposes_action_masks():
+    """sb3-contrib calls env.action_masks() on what gymnasium.make returns."""
+    env = gymnasium.make("tammi/Russian-v0")
+    _, info = env.reset(seed=0)
+    np.testing.assert_array_equal(env.action_masks(), info["action_mask"])

@@ -112,7 +112,7 @@ def test_sigkill_mid_run_resumes(tmp_path):
     done = subprocess.run([sys.executable, "-m", "tammi_rl.cli", "train", "--resume", str(run)],
                           cwd=tmp_path, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"resuming {run} from latest.pt: iteration 2" in done.stdout
+    assert f"resuming {run} from ckpt_000002.pt: iteration 2" in done.stdout
     assert "iter 3/6" in done.stdout
     ckpt = load_checkpoint(run / "checkpoints" / "latest.pt")
     counters = ckpt["counters"]

@@ -318,11 +318,13 @@ class RayBackend:
         states = self._call_all({i: ("state_dict", ()) for i in range(len(self.slots))})
         actors = [{"worker": states[s.index], "generation": s.generation, "restarts": s.restarts}
                   for s in self.slots]
-        return {"rng": actors[0]["worker"]["rng"], "ray": {"actors": actors, "requests": self.requests}}
+        first = actors[0]["worker"]  # also readable by the local worker: RNG and games in progress
+        return {"rng": first["rng"], "games": first.get("games", []),
+                "ray": {"actors": actors, "requests": self.requests}}
 
     def load_state_dict(self, state: dict) -> None:
-        """Restore actor RNGs from a Ray state, or actor 0's from a local worker's state."""
-        saved = state.get("ray", {}).get("actors") or [{"worker": {"rng": state["rng"]}}]
+        """Restore every actor from a Ray state, or actor 0 from a local worker's state."""
+        saved = state.get("ray", {}).get("actors") or [{"worker": state}]
         if len(saved) != len(self.slots):
             self.log(f"note: the checkpoint has {len(saved)} self-play actor state(s) and the run has "
                      f"{len(self.slots)} actors; actors without a saved state start from fresh seeds")

@@ -24,6 +24,9 @@ def register_variants() -> list[str]:
         ids.append(variant.gym_id)
         if variant.gym_id not in gymnasium.registry:
             shipped = path.stem == variant.name  # a name reuses the cached engine
-            gymnasium.register(id=variant.gym_id, entry_point=ENTRY_POINT,
+            # No OrderEnforcing/PassiveEnvChecker wrappers: `make` returns the env itself, so
+            # `action_masks()` (the sb3-contrib convention) is reachable on what `make` returns.
+            gymnasium.register(id=variant.gym_id, entry_point=ENTRY_POINT, order_enforce=False,
+                               disable_env_checker=True,
                                kwargs={"variant": variant.name if shipped else str(path)})
     return ids

@@ -54,7 +54,8 @@ def record_of(rules: Rules, game: MatchGame) -> GameRecord:
     """The `GameRecord` of one game of a match."""
     result = game.game.result
     assert result is not None, "the game is not over"
-    first_color = rules.start_position().side
+    # The side to move once the opening book is played out has the first-move advantage.
+    first_color = game.game.positions[len(game.opening.moves)].side
     first, second = (game.white, game.black) if first_color == 0 else (game.black, game.white)
     return GameRecord(first, second, game.white, game.black, result.score(first_color), result.pdn,
                       result.reason, len(game.game.moves), game.opening.text)

@@ -7,6 +7,14 @@ so a distributed backend can run it as a remote actor unchanged.
 Per decision (one hop): a position with a single legal hop is played without search
 and stored nowhere; otherwise the position is searched, fully (and stored as a policy
 target) or, under playout-cap randomisation, cheaply (not stored).
+
+The worker always keeps ``selfplay.parallel_games`` games in play, so every network
+call sees a full batch: `play(n)` returns once at least ``n`` games have finished, and
+games still running carry over to the next call (they go on with whatever weights are
+published meanwhile, as in asynchronous AlphaZero). Measured on the Russian config
+(32 parallel games): 103 positions/s when every call started and finished its own 32
+games (mean network batch 14), against 149 positions/s with the batch kept full.
+In-progress games are part of `state_dict`, so a resumed run continues them exactly.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from tammi_rl.mcts.search import BatchedSearch, Evaluator
 from tammi_rl.nn.model import build_model, wdl_to_value
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
-from tammi_rl.selfplay.samples import DRAW, LOSS, WIN, SampleBatch, sparse_policy
+from tammi_rl.selfplay.samples import DRAW, LOSS, MAX_LEGAL, WIN, SampleBatch, sparse_policy
 from tammi_rl.train.config import Config
 
 
@@ -68,6 +76,8 @@ class SelfPlayWorker:
         self.codec = self.search.codec
         self.rng = np.random.default_rng(seed)
         self.evaluate = model_evaluator(self.model, device)
+        self._active: list[_Slot] = []
+        """Games in progress; they carry over from one `play` call to the next."""
 
     # --- weights and state -----------------------------------------------------------
     def set_weights(self, state_dict: dict) -> None:
@@ -75,10 +85,45 @@ class SelfPlayWorker:
         self.model.eval()
 
     def state_dict(self) -> dict:
-        return {"rng": self.rng.bit_generator.state}
+        """RNG state and the games in progress (plain data: numpy arrays, numbers, strings)."""
+        return {"rng": self.rng.bit_generator.state, "games": [self._slot_state(s) for s in self._active]}
 
     def load_state_dict(self, state: dict) -> None:
         self.rng.bit_generator.state = state["rng"]
+        games = state.get("games", [])[: self.cfg.selfplay.parallel_games]  # a resume may lower it
+        self._active = [self._slot_from_state(i, g) for i, g in enumerate(games)]
+
+    def _slot_state(self, slot: _Slot) -> dict:
+        records = slot.records
+        shape = self.search.obs_shape
+        return {
+            "start": self.rules.fen(slot.game.positions[0]),
+            "moves": [np.asarray(m.path, np.int64) for m in slot.game.moves],
+            "prefix": np.asarray(slot.cursor.prefix, np.int64),
+            "play_out": slot.play_out,
+            "would_resign": -1 if slot.would_resign is None else slot.would_resign,
+            "obs": np.stack([r[0] for r in records]) if records else np.zeros((0, *shape), np.float32),
+            "legal": np.stack([r[1] for r in records]) if records else np.zeros((0, MAX_LEGAL), np.int32),
+            "policy": np.stack([r[2] for r in records]) if records else np.zeros((0, MAX_LEGAL), np.float32),
+            "sides": np.asarray([r[3] for r in records], np.int64),
+        }
+
+    def _slot_from_state(self, index: int, state: dict) -> _Slot:
+        game = Game(self.rules, start=self.rules.parse_fen(state["start"]), max_plies=self.cfg.selfplay.max_plies)
+        for ply, path in enumerate(state["moves"]):
+            path = tuple(int(s) for s in path)
+            move = next((m for m in game.legal_moves() if m.path == path), None)
+            if move is None:
+                names = "-".join(self.rules.square_name(s) for s in path)
+                raise ValueError(f"saved self-play game {index}: move {ply + 1} ({names}) is not legal in "
+                                 f"{self.rules.fen(game.position)}; was the variant changed since the checkpoint?")
+            game.play(move)
+        cursor = HopCursor(game, self.codec)
+        cursor.prefix = [int(s) for s in state["prefix"]]
+        records = [(o, lg, p, int(side)) for o, lg, p, side in
+                   zip(state["obs"], state["legal"], state["policy"], state["sides"])]
+        would = int(state["would_resign"])
+        return _Slot(game, cursor, records, bool(state["play_out"]), None if would < 0 else would)
 
     # --- playing -----------------------------------------------------------------------
     def _new_slot(self) -> _Slot:
@@ -93,19 +138,18 @@ class SelfPlayWorker:
         return _Slot(game, HopCursor(game, self.codec), play_out=play_out)
 
     def play(self, n_games: int) -> SelfPlayResult:
-        """Play ``n_games`` games to the end; return their samples, the games and statistics."""
+        """Play until at least ``n_games`` games have finished; return those games, their samples
+        and statistics (games still running carry over to the next call)."""
         cfg, sp = self.cfg.mcts, self.cfg.selfplay
         start = time.perf_counter()
         self.search.nn_seconds, self.search.nn_calls, self.search.nn_positions = 0.0, 0, 0
-        started = 0
-        active: list[_Slot] = []
         finished: list[_Slot] = []
         resigned = 0
         decisions = 0
-        while started < n_games or active:
-            while started < n_games and len(active) < sp.parallel_games:
-                active.append(self._new_slot())
-                started += 1
+        while len(finished) < n_games:
+            while len(self._active) < sp.parallel_games:
+                self._active.append(self._new_slot())
+            active = self._active
             # Forced hops need no search.
             for slot in active:
                 while not slot.game.is_over:
@@ -139,7 +183,7 @@ class SelfPlayWorker:
             still = []
             for slot in active:
                 (finished if slot.game.is_over else still).append(slot)
-            active = still
+            self._active = still
         return self._collect(finished, time.perf_counter() - start, resigned, decisions)
 
     def _play_hop(self, slot: _Slot, action: int) -> None:

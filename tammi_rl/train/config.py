@@ -272,8 +272,9 @@ def validate(cfg: Config, source: str = "<config>") -> Config:
             raise ConfigError(f"{source}: key '{key}': must be in [0, 1], got {flat[key]!r}")
     if cfg.device not in ("auto", "cpu", "cuda") and not cfg.device.startswith("cuda:"):
         raise ConfigError(f"{source}: key 'device': got {cfg.device!r}, allowed: auto, cpu, cuda, cuda:N")
-    if cfg.selfplay.parallel_games > cfg.selfplay.games_per_iteration:
-        cfg.selfplay.parallel_games = cfg.selfplay.games_per_iteration
+    if cfg.replay.min_samples > cfg.replay.capacity:
+        raise ConfigError(f"{source}: key 'replay.min_samples': {cfg.replay.min_samples} is more than "
+                          f"replay.capacity ({cfg.replay.capacity}), so learning would never start")
     for key in ("distributed.cpus_per_actor", "distributed.gpus_per_actor", "distributed.games_per_actor",
                 "distributed.max_restarts"):
         if flat[key] < 0:
@@ -284,8 +285,11 @@ def validate(cfg: Config, source: str = "<config>") -> Config:
     for key in ("alpha", "beta"):
         if not 0.0 < getattr(gating, key) <= 0.5:
             raise ConfigError(f"{source}: key 'eval.gating.{key}': must be in (0, 0.5], got {getattr(gating, key)!r}")
-    if gating.max_games < 2 or gating.simulations < 1:
-        raise ConfigError(f"{source}: key 'eval.gating.max_games/simulations': must be >= 2 and >= 1")
+    if gating.max_games < 2:
+        raise ConfigError(f"{source}: key 'eval.gating.max_games': must be >= 2, got {gating.max_games!r}")
+    if gating.simulations < 1 or gating.every < 1:
+        key = "simulations" if gating.simulations < 1 else "every"
+        raise ConfigError(f"{source}: key 'eval.gating.{key}': must be >= 1, got {getattr(gating, key)!r}")
     if any(d < 0 for d in cfg.eval.alphabeta_depths):
         raise ConfigError(f"{source}: key 'eval.alphabeta_depths': depths must be >= 0")
     return cfg

@@ -86,11 +86,12 @@ class RunDir:
         return self.latest_path.is_file() or bool(self.checkpoints())
 
     def resume_checkpoint(self) -> Path | None:
-        """The checkpoint to resume from: latest.pt, else the newest numbered one."""
-        if self.latest_path.is_file():
-            return self.latest_path
+        """The checkpoint to resume from: the newest numbered one (written before latest.pt is
+        copied from it, so it is never older), else latest.pt."""
         found = self.checkpoints()
-        return found[-1][1] if found else None
+        if found:
+            return found[-1][1]
+        return self.latest_path if self.latest_path.is_file() else None
 
     # --- writing --------------------------------------------------------------------
     def prepare(self, cfg: Config, resume: bool) -> None:
