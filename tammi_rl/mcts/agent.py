@@ -75,17 +75,21 @@ def load_agent(rules: Rules, checkpoint: str, simulations: int = 64, device: str
     from pathlib import Path
 
     from tammi_rl.nn.model import build_model, resolve_device
-    from tammi_rl.train.checkpoint import load_checkpoint, load_model_weights
+    from tammi_rl.train.checkpoint import CheckpointError, load_checkpoint, load_model_weights
     from tammi_rl.train.config import NetworkConfig
 
     path = Path(checkpoint)
     if path.is_dir():
         path = path / "checkpoints" / "latest.pt"
     ckpt = load_checkpoint(path, variant=rules.variant.name)
-    net_cfg = NetworkConfig(**ckpt["network"])
+    saved_mcts = ckpt["config"].get("mcts", {}) if isinstance(ckpt.get("config"), dict) else {}
+    try:
+        net_cfg = NetworkConfig(**ckpt["network"])
+        mcts = MCTSConfig(**saved_mcts)
+    except TypeError as exc:  # a checkpoint written by another tammi-rl version
+        raise CheckpointError(f"{path}: network or search settings this tammi-rl does not know ({exc})") from None
     model = build_model(rules, net_cfg)
     load_model_weights(model, ckpt, path)
-    mcts = MCTSConfig(**ckpt["config"].get("mcts", {})) if isinstance(ckpt.get("config"), dict) else MCTSConfig()
     if algorithm:
         mcts = dataclasses.replace(mcts, algorithm=algorithm)
     return MCTSPlayer(rules, model, simulations, resolve_device(device), mcts, name=name or f"mcts:{path.name}")

@@ -352,5 +352,7 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
 
 
 def save_config(cfg: Config, path: str | Path) -> None:
-    """Write the resolved config as YAML (saved beside every run)."""
-    Path(path).write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False), encoding="utf-8")
+    """Write the resolved config as YAML (saved beside every run), atomically."""
+    from tammi_rl.train.atomic import atomic_write_text
+
+    atomic_write_text(path, yaml.safe_dump(cfg.to_dict(), sort_keys=False))

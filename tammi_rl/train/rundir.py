@@ -24,7 +24,7 @@ import yaml
 from tammi_rl.rules.errors import TammiError
 from tammi_rl.train.atomic import atomic_copy, atomic_write_text
 from tammi_rl.train.checkpoint import save_checkpoint
-from tammi_rl.train.config import Config
+from tammi_rl.train.config import Config, save_config
 
 CONFIG_FILE = "config.yaml"
 _CKPT_RE = re.compile(r"^ckpt_(\d+)\.pt$")
@@ -103,7 +103,7 @@ class RunDir:
             )
         for d in (self.root, self.tb_dir, self.checkpoints_dir, self.games_dir):
             d.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(self.config_path, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+        save_config(cfg, self.config_path)
 
     def save_checkpoint(self, ckpt: dict[str, Any], iteration: int, keep: int, export: Path | None = None) -> Path:
         """Write ``ckpt_<iteration>.pt`` and ``latest.pt``, prune to ``keep``, copy to ``export``."""
