@@ -13,7 +13,7 @@ import dataclasses
 
 import pytest
 
-from reference_movegen import Reference, board_of, describe
+from reference_movegen import Reference, board_of
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.position import BLACK, WHITE
 

@@ -353,7 +353,6 @@ def generate_moves(men_w, kings_w, men_b, kings_b, side, rays, params, out):
     else:
         own_men, own_kings, opp_men, opp_kings = men_b, kings_b, men_w, kings_w
     occ = own_men | own_kings | opp_men | opp_kings
-    nsq = params[P_NSQ]
     n = 0
     # Men: most have no enemy piece within reach, which one mask test rules out.
     targets = opp_men | opp_kings if params[P_MEN_CAPTURE_KINGS] == 1 else opp_men

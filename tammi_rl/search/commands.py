@@ -81,7 +81,6 @@ def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from tammi_rl.players import HumanPlayer, PlayerQuit, parse_player_spec
     from tammi_rl.rules.game import Game
     from tammi_rl.rules.notation import format_move
-    from tammi_rl.rules.pdn import game_to_pdn
 
     out = out or sys.stdout
     rules = Rules.for_variant(args.variant)

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from tammi_rl.rules.errors import TammiError
 from tammi_rl.train.atomic import atomic_copy, atomic_write_text
