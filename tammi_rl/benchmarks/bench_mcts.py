@@ -1,6 +1,6 @@
 """Search and self-play throughput (a script, not a test).
 
-    python benchmarks/bench_mcts.py [--variants russian english] [--games 16] [--threads 1]
+    python -m tammi_rl.benchmarks.bench_mcts [--variants russian english] [--games 16] [--threads 1]
 
 Prints, per variant:
 - MCTS simulations/s with a uniform evaluator (search and rules overhead alone),
@@ -26,7 +26,7 @@ from tammi_rl.rules.game import Game
 from tammi_rl.selfplay.worker import SelfPlayWorker
 from tammi_rl.train.config import load_config
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 def middlegame_roots(rules: Rules, n: int, plies: int, seed: int) -> list[RootState]:

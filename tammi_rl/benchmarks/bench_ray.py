@@ -1,6 +1,6 @@
 """Self-play throughput: the local backend against the Ray backend with 1 and 2 actors.
 
-    python benchmarks/bench_ray.py [--games 8] [--actors 1 2] [--config configs/russian.yaml] [key=value ...]
+    python -m tammi_rl.benchmarks.bench_ray [--games 8] [--actors 1 2] [--config configs/russian.yaml] [key=value ...]
 
 Same config for every row (configs/russian.yaml if present, else the defaults with a
 small network); the same number of games per measurement, split evenly among the
@@ -24,7 +24,7 @@ from tammi_rl.nn.model import build_model
 from tammi_rl.rules.engine import Rules
 from tammi_rl.train.config import Config, load_config
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 def bench_config(path: str | None, games: int, overrides: list[str]) -> Config:

@@ -1,6 +1,6 @@
 """Alpha-beta speed: nodes per second and depth reached in one second, per variant.
 
-    python benchmarks/bench_alphabeta.py [--seconds 1.0] [--variants russian,english]
+    python -m tammi_rl.benchmarks.bench_alphabeta [--seconds 1.0] [--variants russian,english]
 
 The middlegame of each variant is reached deterministically: the first shipped opening,
 then depth-3 alpha-beta self-play up to ply 20 and on to the first position with four or

@@ -1,6 +1,6 @@
 """Random masked steps per second of the raw (unwrapped) env, per variant, on one core.
 
-    python benchmarks/bench_env.py [--seconds 5] [variant ...]
+    python -m tammi_rl.benchmarks.bench_env [--seconds 5] [variant ...]
 
 Each step samples a uniformly random legal hop from ``info["action_mask"]`` and calls
 ``env.step``; episodes are reset when they end (reset time is included). The first

@@ -1,6 +1,6 @@
 """Perft throughput per variant (a script, not a test).
 
-    python benchmarks/bench_perft.py [--depth-russian 9]
+    python -m tammi_rl.benchmarks.bench_perft [--variants russian turkish] [--repeats 3]
 
 Counts leaves of whole moves from each variant's start position with the compiled
 engine (bulk-counted at the last ply) and prints leaves per second, by wall clock and
