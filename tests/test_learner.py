@@ -9,7 +9,7 @@ import torch
 from tammi_rl.nn.model import build_model
 from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
 from tammi_rl.train.config import NetworkConfig, TrainConfig
-from tammi_rl.train.learner import Learner, dense_targets, masked_log_softmax, policy_value_loss
+from tammi_rl.train.learner import Learner, dense_targets, masked_log_softmax, policy_value_loss, value_targets
 
 TINY = NetworkConfig(blocks=1, channels=16, value_hidden=16)
 
@@ -24,7 +24,8 @@ def random_batch(n: int, n_actions: int, seed: int = 0) -> SampleBatch:
         legal[i, :k] = rng.choice(n_actions, size=k, replace=False)
         p = rng.random(k) ** 3
         policy[i, :k] = p / p.sum()
-    return SampleBatch(obs, legal, policy, rng.integers(0, 3, size=n).astype(np.int64))
+    outcome = rng.integers(0, 3, size=n).astype(np.int64)
+    return SampleBatch(obs, legal, policy, outcome, rng.uniform(-1, 1, size=n).astype(np.float32))
 
 
 def test_dense_targets_scatter():
@@ -63,6 +64,32 @@ def test_loss_values_match_definition():
     assert m["loss/total"] == pytest.approx(math.log(2) + 2 * math.log(3))
     assert m["policy/entropy"] == pytest.approx(math.log(2))
     assert float(loss) == pytest.approx(m["loss/total"])
+
+
+def test_value_targets_blend_outcome_and_search_value():
+    outcome = torch.tensor([0, 1, 2])  # WIN, DRAW, LOSS
+    q = torch.tensor([-1.0, 0.5, 0.0])
+    pure = value_targets(outcome, q, 0.0)
+    assert torch.equal(pure, torch.eye(3))
+    half = value_targets(outcome, q, 0.5)
+    expected = torch.tensor([[0.5, 0.0, 0.5], [0.25, 0.75, 0.0], [0.0, 0.5, 0.5]])
+    assert torch.allclose(half, expected)
+    assert torch.allclose(half.sum(1), torch.ones(3))
+    # the target's expectation (win - loss) is the blend of outcome value and search value
+    z = torch.tensor([1.0, 0.0, -1.0])
+    assert torch.allclose(half[:, 0] - half[:, 2], 0.5 * z + 0.5 * q)
+    with pytest.raises(ValueError, match="search values"):
+        value_targets(outcome, None, 0.5)
+
+
+def test_search_weighted_value_loss_is_soft_cross_entropy():
+    wdl = torch.tensor([[2.0, 0.0, -1.0]])
+    batch = {"legal": torch.tensor([[0]]), "policy": torch.tensor([[1.0]]), "outcome": torch.tensor([2]),
+             "value": torch.tensor([0.6])}
+    _, m = policy_value_loss(torch.zeros(1, 2), wdl, batch, 1.0, value_search_weight=0.5)
+    logp = torch.log_softmax(wdl, 1)[0]
+    target = torch.tensor([0.3, 0.2, 0.5])
+    assert m["loss/value"] == pytest.approx(float(-(target * logp).sum()), rel=1e-5)
 
 
 def test_value_only_sample_adds_no_policy_loss():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
+from tammi_rl.selfplay.samples import DRAW, LOSS, MAX_LEGAL, WIN, SampleBatch, outcome_values
 from tammi_rl.train.replay import ReplayBuffer, ReplayError
 
 SHAPE = (11, 8, 8)
@@ -18,7 +18,7 @@ def make_batch(start: int, n: int) -> SampleBatch:
     legal[:, 1] = 895 - ids % 896
     policy = np.zeros((n, MAX_LEGAL), np.float32)
     policy[:, 0], policy[:, 1] = 0.75, 0.25
-    return SampleBatch(obs, legal, policy, (ids % 3).astype(np.int64))
+    return SampleBatch(obs, legal, policy, (ids % 3).astype(np.int64), (ids % 7 / 7).astype(np.float32))
 
 
 def ids_of(batch: SampleBatch) -> list[int]:
@@ -48,6 +48,8 @@ def test_sample_dtypes_and_contract():
     ids = np.array(ids_of(batch))
     np.testing.assert_array_equal(batch.legal[:, 0], ids % 896)
     np.testing.assert_array_equal(batch.outcome, ids % 3)
+    assert batch.value.dtype == np.float32
+    np.testing.assert_allclose(batch.value, ids % 7 / 7, atol=1e-3)  # stored as float16
     np.testing.assert_allclose(batch.policy.sum(1), 1.0)
     assert (batch.legal[:, 2:] == -1).all()
 
@@ -76,6 +78,7 @@ def test_snapshot_round_trip(tmp_path):
     back = ReplayBuffer.load(path, 10, SHAPE)
     assert back.total_added == 14 and ids_of(back.contents()) == list(range(4, 14))
     np.testing.assert_array_equal(back.contents().legal, buf.contents().legal)
+    np.testing.assert_array_equal(back.contents().value, buf.contents().value)
     small = ReplayBuffer.load(path, 3)  # a smaller window keeps the newest
     assert ids_of(small.contents()) == [11, 12, 13]
     # adding after a load continues the ring in order
@@ -102,3 +105,16 @@ def test_bad_snapshots(tmp_path):
     buf.snapshot(tmp_path / "ok.npz")
     with pytest.raises(ReplayError, match="observation shape"):
         ReplayBuffer.load(tmp_path / "ok.npz", 10, (11, 10, 10))
+
+
+def test_version_1_snapshot_loads_with_outcomes_as_values(tmp_path):
+    """Snapshots written before search values were stored still resume."""
+    batch = make_batch(0, 6)
+    path = tmp_path / "v1.npz"
+    np.savez(path, version=np.array(1), total_added=np.array(6, np.int64), obs=batch.obs.astype(np.float16),
+             legal=batch.legal.astype(np.int16), policy=batch.policy.astype(np.float16),
+             outcome=batch.outcome.astype(np.int8))
+    back = ReplayBuffer.load(path, 10, SHAPE)
+    assert ids_of(back.contents()) == list(range(6))
+    np.testing.assert_array_equal(back.contents().value, outcome_values(batch.outcome))
+    assert outcome_values(np.array([WIN, DRAW, LOSS])).tolist() == [1.0, 0.0, -1.0]

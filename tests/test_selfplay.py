@@ -29,6 +29,9 @@ def test_play_returns_finished_games_and_keeps_the_batch_full():
     legal = result.samples.legal
     assert np.all(np.abs(result.samples.policy.sum(1) - 1) < 1e-5)
     assert np.all(result.samples.policy[legal < 0] == 0)  # no mass outside the legal hops
+    values = result.samples.value
+    assert values.shape == (len(result.samples),) and np.all(np.abs(values) <= 1.0 + 1e-6)
+    assert np.any(values != 0)  # the searched root values, not a placeholder
 
 
 def test_state_round_trip_continues_games_exactly():
@@ -44,3 +47,4 @@ def test_state_round_trip_continues_games_exactly():
     np.testing.assert_array_equal(ra.samples.obs, rb.samples.obs)
     np.testing.assert_array_equal(ra.samples.policy, rb.samples.policy)
     np.testing.assert_array_equal(ra.samples.outcome, rb.samples.outcome)
+    np.testing.assert_array_equal(ra.samples.value, rb.samples.value)

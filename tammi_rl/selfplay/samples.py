@@ -19,15 +19,22 @@ WIN, DRAW, LOSS = 0, 1, 2
 class SampleBatch:
     """N samples. Shapes: obs [N, C, H, W] float32; legal [N, MAX_LEGAL] int32 (action
     indices, -1 padded); policy [N, MAX_LEGAL] float32 (target probability of each
-    listed action, sums to 1); outcome [N] int64 (WIN/DRAW/LOSS for the side to move)."""
+    listed action, sums to 1); outcome [N] int64 (WIN/DRAW/LOSS for the side to move);
+    value [N] float32 (the root search value for the side to move, in [-1, 1]; the
+    learner can blend it into the value target)."""
 
     obs: np.ndarray
     legal: np.ndarray
     policy: np.ndarray
     outcome: np.ndarray
+    value: np.ndarray
 
     def __len__(self) -> int:
         return int(self.obs.shape[0])
+
+    def select(self, rows: np.ndarray | slice) -> "SampleBatch":
+        """The samples at ``rows`` (an index array or a slice)."""
+        return SampleBatch(self.obs[rows], self.legal[rows], self.policy[rows], self.outcome[rows], self.value[rows])
 
     @staticmethod
     def empty(obs_shape: tuple[int, ...]) -> "SampleBatch":
@@ -36,6 +43,7 @@ class SampleBatch:
             np.zeros((0, MAX_LEGAL), np.int32),
             np.zeros((0, MAX_LEGAL), np.float32),
             np.zeros((0,), np.int64),
+            np.zeros((0,), np.float32),
         )
 
     @staticmethod
@@ -45,6 +53,7 @@ class SampleBatch:
             np.concatenate([b.legal for b in batches]),
             np.concatenate([b.policy for b in batches]),
             np.concatenate([b.outcome for b in batches]),
+            np.concatenate([b.value for b in batches]),
         )
 
 
@@ -60,3 +69,8 @@ def sparse_policy(actions: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, n
     total = float(probs.sum())
     policy[:n] = probs / total if total > 0 else 1.0 / n
     return legal, policy
+
+
+def outcome_values(outcome: np.ndarray) -> np.ndarray:
+    """The game outcome as a value for the side to move: WIN +1, DRAW 0, LOSS -1 (float32)."""
+    return np.select([outcome == WIN, outcome == LOSS], [1.0, -1.0], 0.0).astype(np.float32)

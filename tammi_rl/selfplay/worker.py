@@ -50,7 +50,8 @@ def model_evaluator(model: torch.nn.Module, device: torch.device) -> Evaluator:
 class _Slot:
     game: Game
     cursor: HopCursor
-    records: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = field(default_factory=list)
+    records: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, float]] = field(default_factory=list)
+    """Per stored decision: planes, legal actions, policy target, side to move, searched value."""
     play_out: bool = False
     """Resignation disabled in this game, to measure false positives."""
     would_resign: int | None = None
@@ -106,6 +107,7 @@ class SelfPlayWorker:
             "legal": np.stack([r[1] for r in records]) if records else np.zeros((0, MAX_LEGAL), np.int32),
             "policy": np.stack([r[2] for r in records]) if records else np.zeros((0, MAX_LEGAL), np.float32),
             "sides": np.asarray([r[3] for r in records], np.int64),
+            "values": np.asarray([r[4] for r in records], np.float32),
         }
 
     def _slot_from_state(self, index: int, state: dict) -> _Slot:
@@ -120,8 +122,9 @@ class SelfPlayWorker:
             game.play(move)
         cursor = HopCursor(game, self.codec)
         cursor.prefix = [int(s) for s in state["prefix"]]
-        records = [(o, lg, p, int(side)) for o, lg, p, side in
-                   zip(state["obs"], state["legal"], state["policy"], state["sides"])]
+        values = state.get("values", np.zeros(len(state["sides"]), np.float32))  # older checkpoints: none stored
+        records = [(o, lg, p, int(side), float(v)) for o, lg, p, side, v in
+                   zip(state["obs"], state["legal"], state["policy"], state["sides"], values)]
         would = int(state["would_resign"])
         return _Slot(game, cursor, records, bool(state["play_out"]), None if would < 0 else would)
 
@@ -169,7 +172,7 @@ class SelfPlayWorker:
                     side = slot.game.position.side
                     if is_full:
                         legal, policy = sparse_policy(res.actions, res.policy)
-                        slot.records.append((res.obs, legal, policy, side))
+                        slot.records.append((res.obs, legal, policy, side, res.value))
                     if (sp.resign_threshold > -1 and len(slot.game.moves) >= sp.resign_min_plies
                             and res.value < sp.resign_threshold):
                         if slot.play_out:
@@ -192,7 +195,7 @@ class SelfPlayWorker:
             slot.game.play(move)
 
     def _collect(self, slots: list[_Slot], seconds: float, resigned: int, decisions: int) -> SelfPlayResult:
-        obs, legal, policy, outcome = [], [], [], []
+        obs, legal, policy, outcome, value = [], [], [], [], []
         white = draw = black = 0
         false_pos = playouts = 0
         for slot in slots:
@@ -203,15 +206,17 @@ class SelfPlayWorker:
             if slot.would_resign is not None:
                 playouts += 1
                 false_pos += winner != 1 - slot.would_resign
-            for o, lg, p, side in slot.records:
+            for o, lg, p, side, v in slot.records:
                 obs.append(o)
                 legal.append(lg)
                 policy.append(p)
+                value.append(v)
                 outcome.append(DRAW if winner is None else (WIN if winner == side else LOSS))
         n = len(slots)
         plies = sum(len(s.game.moves) for s in slots)
         if obs:
-            samples = SampleBatch(np.stack(obs), np.stack(legal), np.stack(policy), np.asarray(outcome, np.int64))
+            samples = SampleBatch(np.stack(obs), np.stack(legal), np.stack(policy), np.asarray(outcome, np.int64),
+                                  np.asarray(value, np.float32))
         else:
             samples = SampleBatch.empty(self.search.obs_shape)
         search = self.search

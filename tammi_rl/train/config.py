@@ -87,6 +87,10 @@ class TrainConfig:
     weight_decay: float = 1e-4
     momentum: float = 0.9
     value_loss_weight: float = 1.0
+    value_target_search_weight: float = 0.0
+    """Share of the root search value in the value target: 0 trains on the game outcome
+    alone (AlphaZero); 0.5 on the average of outcome and search value, which is less
+    noisy early in training."""
     grad_clip: float = 5.0
 
 
@@ -188,7 +192,8 @@ _POSITIVE = {
     "train.steps_per_iteration", "train.lr", "checkpoint.every", "checkpoint.keep", "eval.simulations",
     "distributed.num_actors",
 }
-_FRACTIONS = {"mcts.dirichlet_fraction", "mcts.playout_cap_fraction", "selfplay.resign_playout_fraction"}
+_FRACTIONS = {"mcts.dirichlet_fraction", "mcts.playout_cap_fraction", "selfplay.resign_playout_fraction",
+              "train.value_target_search_weight"}
 
 
 _SCIENTIFIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")

@@ -7,7 +7,10 @@
 Loss per sample: cross-entropy between the search policy target and the network's
 policy restricted to the legal actions (illegal logits set to -inf before the
 log-softmax, so the prediction never puts mass on them), plus ``value_loss_weight``
-times the cross-entropy of the win/draw/loss head against the game outcome. The sparse
+times the cross-entropy of the win/draw/loss head against the value target: the game
+outcome, blended (``value_target_search_weight``) with the root search value, read as
+the win/draw/loss distribution with that expectation and the most draw mass
+(``[max(q, 0), 1 - |q|, max(-q, 0)]``). The sparse
 ``legal``/``policy`` arrays of a `SampleBatch` are scattered into dense ``[B, A]`` mask
 and target tensors. A sample whose ``legal`` row is all -1 (a value-only sample) adds
 no policy loss.
@@ -57,8 +60,22 @@ def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor
     return torch.log_softmax(logits.masked_fill(~safe_mask, float("-inf")), dim=1)
 
 
+def value_targets(outcome: torch.Tensor, search_value: torch.Tensor | None, search_weight: float) -> torch.Tensor:
+    """Win/draw/loss target distributions ``[B, 3]``: one-hot ``outcome [B]`` blended with
+    the searched value ``search_value [B]`` (side to move's view, in [-1, 1])."""
+    target = F.one_hot(outcome, 3).float()
+    if search_weight > 0:
+        if search_value is None:
+            raise ValueError("a search-weighted value target needs the samples' search values")
+        q = search_value.float().clamp(-1.0, 1.0)
+        from_search = torch.stack([q.clamp(min=0.0), 1.0 - q.abs(), (-q).clamp(min=0.0)], dim=1)
+        target = (1.0 - search_weight) * target + search_weight * from_search
+    return target
+
+
 def policy_value_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, batch: dict[str, torch.Tensor],
-                      value_loss_weight: float) -> tuple[torch.Tensor, dict[str, float]]:
+                      value_loss_weight: float,
+                      value_search_weight: float = 0.0) -> tuple[torch.Tensor, dict[str, float]]:
     """Total loss and its parts (plus policy entropy and value accuracy) for one batch."""
     mask, target = dense_targets(batch["legal"], batch["policy"], policy_logits.shape[1])
     logp = masked_log_softmax(policy_logits, mask)
@@ -66,7 +83,8 @@ def policy_value_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, bat
     has_policy = mask.any(dim=1)
     n_policy = has_policy.sum().clamp(min=1)
     policy_loss = -(target * logp_legal).sum(1)[has_policy].sum() / n_policy
-    value_loss = F.cross_entropy(wdl_logits, batch["outcome"])
+    value_target = value_targets(batch["outcome"], batch.get("value"), value_search_weight)
+    value_loss = -(value_target * torch.log_softmax(wdl_logits, dim=1)).sum(1).mean()
     total = policy_loss + value_loss_weight * value_loss
     with torch.no_grad():
         entropy = -(logp_legal.exp() * logp_legal).sum(1)[has_policy].sum() / n_policy
@@ -130,6 +148,7 @@ class Learner:
             "legal": torch.as_tensor(batch.legal, device=self.device),
             "policy": torch.as_tensor(batch.policy, dtype=torch.float32, device=self.device),
             "outcome": torch.as_tensor(batch.outcome, dtype=torch.long, device=self.device),
+            "value": torch.as_tensor(batch.value, dtype=torch.float32, device=self.device),
         }
 
     def step(self, batch: SampleBatch) -> dict[str, float]:
@@ -137,7 +156,8 @@ class Learner:
         self.model.train()
         tensors = self._to_device(batch)
         policy_logits, wdl_logits = self.model(tensors["obs"])
-        loss, metrics = policy_value_loss(policy_logits, wdl_logits, tensors, self.cfg.value_loss_weight)
+        loss, metrics = policy_value_loss(policy_logits, wdl_logits, tensors, self.cfg.value_loss_weight,
+                                          self.cfg.value_target_search_weight)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if self.cfg.grad_clip > 0:

@@ -6,7 +6,7 @@
     buf.snapshot("runs/x/replay.npz"); buf = ReplayBuffer.load("runs/x/replay.npz", 100_000)
 
 Storage is compact (observations float16: the planes hold 0/1 and counter fractions;
-action indices int16; outcomes int8) and grows on demand up to ``capacity``, so a big
+action indices int16; outcomes int8; search values float16) and grows on demand up to ``capacity``, so a big
 window costs memory only once it is filled. `sample` returns float32/int32/int64 arrays,
 the `SampleBatch` contract. Snapshots are written atomically (temp file + rename) and
 keep the samples oldest first together with ``total_added``, the count of samples ever
@@ -20,10 +20,11 @@ from pathlib import Path
 import numpy as np
 
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
+from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch, outcome_values
 from tammi_rl.train.atomic import atomic_write
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
+"""2 added the search values; a version-1 snapshot loads with the outcomes as values."""
 
 
 class ReplayError(TammiError):
@@ -50,6 +51,10 @@ class ReplayBuffer:
         self._legal = np.full((n, MAX_LEGAL), -1, np.int16)
         self._policy = np.zeros((n, MAX_LEGAL), np.float16)
         self._outcome = np.zeros((n,), np.int8)
+        self._value = np.zeros((n,), np.float16)
+
+    def _columns(self) -> tuple[np.ndarray, ...]:
+        return self._obs, self._legal, self._policy, self._outcome, self._value
 
     def _grow(self, needed: int) -> None:
         """Make room for ``needed`` rows (geometric growth, capped at capacity)."""
@@ -57,9 +62,9 @@ class ReplayBuffer:
         if needed <= have:
             return
         n = min(self.capacity, max(needed, 2 * have, 1024))
-        old = (self._obs, self._legal, self._policy, self._outcome)
+        old = self._columns()
         self._alloc(n)
-        for new, arr in zip((self._obs, self._legal, self._policy, self._outcome), old):
+        for new, arr in zip(self._columns(), old):
             new[: arr.shape[0]] = arr
 
     def __len__(self) -> int:
@@ -73,8 +78,7 @@ class ReplayBuffer:
         if tuple(batch.obs.shape[1:]) != self.obs_shape:
             raise ValueError(f"sample observation shape {batch.obs.shape[1:]} != buffer shape {self.obs_shape}")
         if n > self.capacity:  # only the newest fit
-            batch = SampleBatch(batch.obs[-self.capacity:], batch.legal[-self.capacity:],
-                                batch.policy[-self.capacity:], batch.outcome[-self.capacity:])
+            batch = batch.select(slice(-self.capacity, None))
             self.total_added += n - self.capacity
             n = self.capacity
         self._grow(min(self.capacity, self._size + n))
@@ -89,6 +93,7 @@ class ReplayBuffer:
         self._legal[rows] = batch.legal[part]
         self._policy[rows] = batch.policy[part]
         self._outcome[rows] = batch.outcome[part]
+        self._value[rows] = batch.value[part]
 
     def _ordered_rows(self) -> np.ndarray:
         """Row indices oldest first."""
@@ -102,6 +107,7 @@ class ReplayBuffer:
             self._legal[rows].astype(np.int32),
             self._policy[rows].astype(np.float32),
             self._outcome[rows].astype(np.int64),
+            self._value[rows].astype(np.float32),
         )
 
     # --- reading --------------------------------------------------------------------
@@ -124,7 +130,7 @@ class ReplayBuffer:
         total = self.total_added - n
         self._size, self._next, self.total_added = 0, 0, 0
         self._alloc(0)
-        self.add(SampleBatch(keep.obs[:m], keep.legal[:m], keep.policy[:m], keep.outcome[:m]))
+        self.add(keep.select(slice(0, m)))
         self.total_added = max(total, self._size)
 
     # --- persistence ----------------------------------------------------------------
@@ -136,7 +142,7 @@ class ReplayBuffer:
             "version": np.array(SNAPSHOT_VERSION),
             "total_added": np.array(self.total_added, np.int64),
             "obs": self._obs[rows], "legal": self._legal[rows],
-            "policy": self._policy[rows], "outcome": self._outcome[rows],
+            "policy": self._policy[rows], "outcome": self._outcome[rows], "value": self._value[rows],
         }
         atomic_write(path, lambda fh: np.savez(fh, **arrays))
 
@@ -149,11 +155,12 @@ class ReplayBuffer:
         try:
             with np.load(path, allow_pickle=False) as data:
                 version = int(data["version"])
-                if version != SNAPSHOT_VERSION:
-                    raise ReplayError(f"{path}: snapshot format {version}, this version reads {SNAPSHOT_VERSION}")
+                if version not in (1, SNAPSHOT_VERSION):
+                    raise ReplayError(f"{path}: snapshot format {version}, this version reads 1 to {SNAPSHOT_VERSION}")
                 total = int(data["total_added"])
                 obs, legal = data["obs"], data["legal"]
                 policy, outcome = data["policy"], data["outcome"]
+                value = data["value"] if version >= 2 else outcome_values(outcome)
         except ReplayError:
             raise
         except Exception as exc:  # zip/format errors of a corrupt file
@@ -162,6 +169,6 @@ class ReplayBuffer:
         if obs_shape is not None and shape != tuple(obs_shape):
             raise ReplayError(f"{path}: observation shape {shape} does not match this run's {tuple(obs_shape)}")
         buf = cls(capacity, shape)
-        buf.add(SampleBatch(obs, legal, policy, outcome))
+        buf.add(SampleBatch(obs, legal, policy, outcome, value))
         buf.total_added = max(total, len(buf))
         return buf
