@@ -15,6 +15,10 @@ Observations: `tammi_rl.env.observation` (planes from the side to move's view).
 ``result`` (a `GameResult`). Rewards are +1/-1/0 for the player who took the action;
 a game ended by its rules is ``terminated``; a game stopped at ``max_plies`` is
 ``truncated`` with reward 0 and the variant's adjudication in ``info["result"]``.
+
+The compiled core (`tammi_rl.env.turn`) holds the whole game state, draw counters and
+result included, so a step costs one compiled call. `DraughtsEnv.game` is the same game
+as a `Game` record (moves, positions, PDN), built on demand from the moves played.
 """
 
 from __future__ import annotations
@@ -28,13 +32,13 @@ from gymnasium import spaces
 
 from tammi_rl.env import turn as tc
 from tammi_rl.env.actions import ActionCodec, codec_for
-from tammi_rl.env.env_game import EnvGame
 from tammi_rl.env.observation import ObservationEncoder, observe
+from tammi_rl.rules import draw_rules as dr
 from tammi_rl.rules import movegen as mg
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import MoveError
-from tammi_rl.rules.game import GameResult
-from tammi_rl.rules.position import COLOR_NAMES, Move, Position
+from tammi_rl.rules.game import REASONS, Game, GameResult
+from tammi_rl.rules.position import COLOR_NAMES, Move, Position, from_int64
 from tammi_rl.rules.variant import Variant
 
 ILLEGAL_ACTION_MODES = ("raise", "lose")
@@ -109,17 +113,24 @@ class DraughtsEnv(gym.Env):
         self._n_actions = self.codec.n_actions
         self.action_space = spaces.Discrete(self.codec.n_actions)
         self.observation_space = spaces.Box(0.0, 1.0, self.encoder.shape, dtype=np.float32)
-        self._state, self._buf = tc.new_state()
+        # With a cap the repetition table never outgrows max_plies + 1 rows; without one it grows.
+        self._state, self._buf, self._history = tc.new_state(history_rows=(self.max_plies or 62) + 2)
         e, c = self.encoder, self.codec
         self._tables = tc.build_tables(self.rules.params, self.rules.rays, c.hop_action, e.cell_row, e.cell_col,
-                                       e.limits, e.size, c.n_actions)
+                                       e.limits, e.size, c.n_actions, dr.draw_params(self.variant, self.max_plies))
         self._mask = np.zeros(self.codec.n_actions, dtype=np.int8)
         self._last_row = self._state[tc.S_LAST :]
         self._last_head = self._state[tc.S_LAST : tc.S_LAST + mg.F_PATH_LEN + 1]
         self._moves_cache: dict[tuple[int, int, int, int], Move] = {}
-        self._counter_slots = [(tc.S_COUNTERS + i, i) for i in range(4) if self.encoder.limits[i] > 0]
         self._start_position = self.rules.start_position()
-        self.game: EnvGame | None = None
+        self._start: Position = self._start_position
+        self._moves: list[Move] = []
+        """Whole moves completed since reset."""
+        self._game: Game | None = None
+        """The `Game` record, built and brought up to date on demand (`game`)."""
+        self._resigned: int | None = None
+        """The side that lost by an illegal action (illegal_action="lose")."""
+        self._result: GameResult | None = None
         self.last_move: Move | None = None
         """The last whole move completed (None at the start)."""
         self._done = True
@@ -144,10 +155,14 @@ class DraughtsEnv(gym.Env):
     def _new_game(self, start: Position | None) -> None:
         if start is None:
             start = self._start_position
+        self._start = start
+        self._moves = []
+        self._game = None
+        self._resigned = None
+        self._result = None
         self._state[tc.S_BOARD : tc.S_SIDE + 1] = start.as_int64()
-        n = tc.start_turn(self._state, self._buf, self._tables)
-        self.game = EnvGame(self.rules, start=start, max_plies=self.max_plies, legal_count=n)
-        self._sync()
+        tc.begin_game(self._state, self._buf, self._tables, self._history)
+        self._done = bool(self._state[tc.S_DONE])
 
     def _random_opening(self, plies: int) -> bool:
         """Play ``plies`` random whole moves; False if the game ended meanwhile (retry)."""
@@ -155,7 +170,7 @@ class DraughtsEnv(gym.Env):
         for _ in range(plies):
             if self._done:
                 return False
-            move = self.game.legal_moves()[int(rng.integers(self._state[tc.S_NLEGAL]))]
+            move = self.rules.legal_moves(self.position)[int(rng.integers(self._state[tc.S_NLEGAL]))]
             for action in self.codec.move_actions(self.to_play, move):
                 code = self._play(action)
             assert code == tc.HOP_COMPLETES, "a whole legal move did not complete"
@@ -168,7 +183,7 @@ class DraughtsEnv(gym.Env):
         side = int(self._state[tc.S_SIDE])
         a = action if type(action) is int else _as_int(action)
         if 0 <= a < self._n_actions:
-            code = tc.play_hop(self._state, self._buf, self._tables, a)
+            code = tc.play_hop(self._state, self._buf, self._tables, self._history, a)
             if code == tc.HOP_COMPLETES:
                 self._complete()
         else:
@@ -176,21 +191,21 @@ class DraughtsEnv(gym.Env):
         if code == tc.HOP_ILLEGAL:
             if self.illegal_action == "raise":
                 raise IllegalActionError(self.illegal_action_message(action))
-            self.game.resign(side)
-            self._sync()
+            self._resign(side)
             obs = self._observe()
             info = self._info()
             info["illegal_action"] = True
             return obs, -1.0, True, False, info
         reward, terminated, truncated = 0.0, False, False
         if self._done:
-            result = self.game.result
-            if result.reason == "adjudication":
+            s = self._state
+            if s[tc.S_REASON] == dr.R_ADJUDICATION:
                 truncated = True
             else:
                 terminated = True
-                if result.winner is not None:
-                    reward = 1.0 if result.winner == side else -1.0
+                winner = s[tc.S_WINNER]
+                if winner != dr.DRAWN:
+                    reward = 1.0 if winner == side else -1.0
         return self._observe(), reward, terminated, truncated, self._info()
 
     def _play(self, action) -> int:
@@ -198,7 +213,7 @@ class DraughtsEnv(gym.Env):
         a = action if type(action) is int else _as_int(action)
         if not 0 <= a < self._n_actions:
             return tc.HOP_ILLEGAL
-        code = tc.play_hop(self._state, self._buf, self._tables, a)
+        code = tc.play_hop(self._state, self._buf, self._tables, self._history, a)
         if code == tc.HOP_COMPLETES:
             self._complete()
         return code
@@ -214,17 +229,18 @@ class DraughtsEnv(gym.Env):
         else:
             move = _row_move(self._last_row.tolist())
         self.last_move = move
-        self.game.play_checked(move, int(self._state[tc.S_NLEGAL]))
-        self._sync()
-
-    def _sync(self) -> None:
-        """Copy the game's draw counters and end state into the core state."""
+        self._moves.append(move)
         s = self._state
-        raw = self.game.raw_counters()
-        for slot, i in self._counter_slots:  # only rules the variant has show on planes
-            s[slot] = raw[i]
-        self._done = done = self.game.result is not None
-        s[tc.S_DONE] = done
+        self._done = s[tc.S_DONE] != 0
+        if s[tc.S_HISTORY_N] >= self._history.shape[0]:  # keep a free row for the next move
+            self._history = dr.grow_history(self._history)
+
+    def _resign(self, side: int) -> None:
+        """``side`` loses at once (an illegal action under illegal_action="lose")."""
+        s = self._state
+        s[tc.S_WINNER], s[tc.S_REASON], s[tc.S_DONE] = 1 - side, REASONS.index("resignation"), 1
+        self._resigned = side
+        self._done = True
 
     # --- observation, mask, info ---------------------------------------------------
     def _observe(self) -> np.ndarray:
@@ -238,8 +254,8 @@ class DraughtsEnv(gym.Env):
     def _info(self) -> dict[str, Any]:
         side = int(self._state[tc.S_SIDE])
         info: dict[str, Any] = {"action_mask": self._mask, "to_play": COLOR_NAMES[side], "player": side}
-        if self._done and self.game is not None:
-            info["result"] = self.game.result
+        if self._done:
+            info["result"] = self.result
         return info
 
     def action_masks(self) -> np.ndarray:
@@ -255,11 +271,36 @@ class DraughtsEnv(gym.Env):
     @property
     def position(self) -> Position:
         """The position at the start of the current turn (mid-chain: before the chain's first hop)."""
-        return self.game.position
+        s = self._state
+        return Position(from_int64(s[0]), from_int64(s[1]), from_int64(s[2]), from_int64(s[3]), int(s[tc.S_SIDE]))
 
     @property
     def result(self) -> GameResult | None:
-        return self.game.result if self.game is not None else None
+        """How the game ended (None while it goes on)."""
+        if not self._done:
+            return None
+        if self._result is None:
+            winner = int(self._state[tc.S_WINNER])
+            self._result = GameResult(None if winner == dr.DRAWN else winner, REASONS[int(self._state[tc.S_REASON])])
+        return self._result
+
+    @property
+    def game(self) -> Game:
+        """The game so far as a `Game` record (moves, positions, counters, PDN), brought up
+        to date with the moves played since it was last read. Treat it as read-only."""
+        game = self._game
+        if game is None:
+            game = self._game = Game(self.rules, start=self._start, max_plies=self.max_plies)
+        for move in self._moves[len(game.moves):]:
+            game.play(move)
+        if self._resigned is not None and game.result is None:
+            game.resign(self._resigned)
+        return game
+
+    @property
+    def counters(self) -> tuple[int, int, int, int]:
+        """The draw counters now: (no_progress_plies, kings_only_plies, three_kings_plies, repetitions)."""
+        return tuple(int(x) for x in self._state[tc.S_COUNTERS : tc.S_COUNTERS + 4])  # type: ignore[return-value]
 
     def legal_actions(self) -> list[int]:
         return [int(a) for a in np.flatnonzero(self._mask)]
@@ -295,7 +336,7 @@ class DraughtsEnv(gym.Env):
             what = f"action {action!r} (not an integer)"
         legal = ", ".join(f"{a} ({self.action_text(a)})" for a in self.legal_actions()) or "(none)"
         return (f"illegal {what} for {COLOR_NAMES[side]} to move in "
-                f"{self.rules.fen(self.game.position)}; legal actions: {legal}")
+                f"{self.rules.fen(self.position)}; legal actions: {legal}")
 
     # --- rendering -------------------------------------------------------------------
     def render(self):

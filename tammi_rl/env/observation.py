@@ -38,9 +38,10 @@ from numba import njit
 from tammi_rl.env.actions import canonical_square
 from tammi_rl.env import turn as tc
 from tammi_rl.jit_cache import drop_stale_cache
+from tammi_rl.rules import draw_rules as _draw_rules
 from tammi_rl.rules import movegen as _movegen
 
-drop_stale_cache(__file__, [tc, _movegen])  # encode_planes inlines the turn kernels
+drop_stale_cache(__file__, [tc, _movegen, _draw_rules])  # encode_planes inlines the turn kernels
 from tammi_rl.rules.engine import Rules
 
 OWN_MEN, OWN_KINGS, OPP_MEN, OPP_KINGS = 0, 1, 2, 3
