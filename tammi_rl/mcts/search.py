@@ -22,6 +22,7 @@ from tammi_rl.env.actions import ActionCodec, canonical_square
 from tammi_rl.env.observation import N_PLANES
 from tammi_rl.mcts import tree as tr
 from tammi_rl.rules import movegen as mg
+from tammi_rl.rules.draw_rules import draw_params
 from tammi_rl.rules.engine import Rules
 from tammi_rl.train.config import MCTSConfig
 
@@ -112,12 +113,7 @@ class BatchedSearch:
         self.buf = np.zeros((mg.MAX_MOVES, mg.N_FIELDS), np.int64)
         self.alive = np.zeros(mg.MAX_MOVES, np.int64)
         self.scratch_q = np.zeros(mg.MAX_MOVES, np.float64)
-        d = rules.variant.draw
-        self.limits = np.array(
-            [2 * d.no_progress_moves, 2 * d.kings_only_moves, 2 * d.three_kings_vs_one_moves,
-             {"play": 0, "draw": 1, "king_wins": 2}[d.king_vs_lone_man], d.repetition],
-            dtype=np.int64,
-        )
+        self.limits = draw_params(rules.variant, max_plies=None)  # the cap is not applied in the tree
         # statistics of the last run, for the self-play throughput report
         self.nn_seconds = 0.0
         self.nn_calls = 0

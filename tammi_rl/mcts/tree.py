@@ -29,9 +29,10 @@ from numba import njit
 
 from tammi_rl.env import observation as ob
 from tammi_rl.jit_cache import drop_stale_cache
+from tammi_rl.rules import draw_rules as dr
 from tammi_rl.rules import movegen as mg
 
-drop_stale_cache(__file__, [mg, ob])  # the kernels below inline the move generator
+drop_stale_cache(__file__, [mg, ob, dr])  # the kernels inline the move generator and draw rules
 
 # --- integer node fields: nodes_i[tree, node, field] ---------------------------
 I_BOARD = 0  # 5 fields: white men, white kings, black men, black kings, side
@@ -53,38 +54,9 @@ F_TERMINAL_VALUE = 1  # exact value (White's view) of a terminal node
 F_NET_VALUE = 2  # the network's value of the node, side to move's view
 N_F = 3
 
-# --- draw limits vector (built by `draw_limits`) --------------------------------
-D_NO_PROGRESS = 0  # plies
-D_KINGS_ONLY = 1  # plies
-D_THREE_KINGS = 2  # plies
-D_KING_VS_MAN = 3  # 0 play on, 1 draw, 2 the king's side wins
-D_REPETITION = 4  # occurrences (for the observation plane only)
-N_D = 5
+# Draw rules: the ``limits`` argument is `tammi_rl.rules.draw_rules.draw_params` (no cap).
 
 _ONE = np.int64(1)
-
-
-@njit(cache=True)
-def _kings_only(b):
-    return b[0] == 0 and b[2] == 0 and b[1] != 0 and b[3] != 0
-
-
-@njit(cache=True)
-def _three_kings_vs_one(b):
-    if b[2] == 0 and b[3] != 0 and b[3] & (b[3] - 1) == 0 and mg.popcount(b[1]) >= 3:
-        return True
-    return b[0] == 0 and b[1] != 0 and b[1] & (b[1] - 1) == 0 and mg.popcount(b[3]) >= 3
-
-
-@njit(cache=True)
-def _king_vs_lone_man(b):
-    """The side holding a lone king against a lone man, else -1."""
-    wm, wk, bm, bk = b[0], b[1], b[2], b[3]
-    if wm == 0 and bk == 0 and wk != 0 and bm != 0 and wk & (wk - 1) == 0 and bm & (bm - 1) == 0:
-        return 0
-    if bm == 0 and wk == 0 and bk != 0 and wm != 0 and bk & (bk - 1) == 0 and wm & (wm - 1) == 0:
-        return 1
-    return -1
 
 
 @njit(cache=True)
@@ -110,23 +82,14 @@ def _alive_rows(board, hops, path, rays, params, buf, alive):
 
 @njit(cache=True)
 def _terminal_value(board, counters, limits, n_moves):
-    """(is_terminal, value from White's view) of a position at the start of a turn."""
-    side = board[4]
-    if n_moves == 0:
-        return True, (-1.0 if side == 0 else 1.0)
-    if limits[D_KING_VS_MAN] != 0:
-        k = _king_vs_lone_man(board)
-        if k >= 0:
-            if limits[D_KING_VS_MAN] == 2:
-                return True, (1.0 if k == 0 else -1.0)
-            return True, 0.0
-    if limits[D_THREE_KINGS] > 0 and counters[2] >= limits[D_THREE_KINGS]:
+    """(is_terminal, value from White's view) of a position at the start of a turn
+    (repetition and the length cap are not judged inside the tree)."""
+    winner, _ = dr.decide(board, board[4], n_moves, counters, 0, -1, limits)
+    if winner == dr.ONGOING:
+        return False, 0.0
+    if winner == dr.DRAWN:
         return True, 0.0
-    if limits[D_KINGS_ONLY] > 0 and counters[1] >= limits[D_KINGS_ONLY]:
-        return True, 0.0
-    if limits[D_NO_PROGRESS] > 0 and counters[0] >= limits[D_NO_PROGRESS]:
-        return True, 0.0
-    return False, 0.0
+    return True, (1.0 if winner == 0 else -1.0)
 
 
 @njit(cache=True)
@@ -183,20 +146,13 @@ def _make_child(nodes_i, nodes_f, n_nodes, t, parent, action, hop_action, rays, 
     capture = buf[done, mg.F_NCAP] > 0
     own_men = pb[0] if side == 0 else pb[2]
     man_move = (own_men >> buf[done, mg.F_FROM]) & 1 == 1
-    before_kings_only = _kings_only(pb)
-    before_three = _three_kings_vs_one(pb)
     cb = nodes_i[t, c, I_BOARD:I_BOARD + 5]
     cb[0], cb[1], cb[2], cb[3], cb[4] = mw, kw, mb, kb, 1 - side
     nodes_i[t, c, I_HOPS] = 0
     nodes_i[t, c, I_PATH] = -1
-    p_np = nodes_i[t, parent, I_NO_PROGRESS]
-    nodes_i[t, c, I_NO_PROGRESS] = 0 if capture or man_move else p_np + 1
-    nodes_i[t, c, I_KINGS_ONLY] = (
-        nodes_i[t, parent, I_KINGS_ONLY] + 1 if (not capture and before_kings_only and _kings_only(cb)) else 0
-    )
-    nodes_i[t, c, I_THREE_KINGS] = (
-        nodes_i[t, parent, I_THREE_KINGS] + 1 if (before_three and _three_kings_vs_one(cb)) else 0
-    )
+    counters = nodes_i[t, c, I_NO_PROGRESS:I_NO_PROGRESS + 3]
+    counters[:] = nodes_i[t, parent, I_NO_PROGRESS:I_NO_PROGRESS + 3]
+    dr.advance_counters(pb[0], pb[1], pb[2], pb[3], mw, kw, mb, kb, capture, man_move, counters)
     n_next = mg.generate_moves(mw, kw, mb, kb, 1 - side, rays, params, buf)
     term, value = _terminal_value(cb, nodes_i[t, c, I_NO_PROGRESS:I_NO_PROGRESS + 3], limits, n_next)
     if term:
@@ -391,7 +347,7 @@ def _encode_leaf(nodes_i, t, node, rays, params, hop_action, limits, buf, alive,
         lim = limits[i]
         v = nodes_i[t, node, I_NO_PROGRESS + i]
         counters[i] = min(1.0, v / lim) if lim > 0 else 0.0
-    counters[3] = min(1.0, repetition / limits[D_REPETITION]) if limits[D_REPETITION] > 0 else 0.0
+    counters[3] = min(1.0, repetition / limits[dr.DP_REPETITION]) if limits[dr.DP_REPETITION] > 0 else 0.0
     obs[:] = 0.0
     _encode_planes(board, hops, buf, alive[0], params, cell_row, cell_col, counters, obs)
     n = 0
