@@ -72,6 +72,44 @@ def _minimax(rules: Rules, search: AlphaBeta, pos: Position, depth: int, ply: in
     return max(-_minimax(rules, search, rules.play(pos, m), depth - 1, ply + 1, kings) for m in moves)
 
 
+def _minimax_extended(rules: Rules, search: AlphaBeta, pos: Position, depth: int, ply: int, seen: dict) -> int:
+    """Plain negamax with the forced-move extension: a single legal move uses no depth.
+
+    ``seen`` maps each position to the remaining depths it was met at (to spot transpositions)."""
+    seen.setdefault(pos.key(), set()).add(depth)
+    moves = rules.legal_moves(pos)
+    if not moves:
+        return -(core.MATE - ply)
+    if depth <= 0 and not moves[0].captures:
+        return search.evaluate(pos)
+    if len(moves) == 1 and ply < core.MAX_PLY // 2:
+        depth += 1
+    return max(-_minimax_extended(rules, search, rules.play(pos, m), depth - 1, ply + 1, seen) for m in moves)
+
+
+@pytest.mark.parametrize("variant", ["russian", "english", "italian", "brazilian"])
+def test_score_with_forced_move_extension_equals_plain_minimax(variant: str) -> None:
+    """PVS re-searches keep the depth they were asked for, extension included.
+
+    Compared where no position is met twice in the tree (no transposition and no
+    repetition), so the exact extended minimax value is the reference.
+    """
+    rules = Rules.for_variant(variant)
+    compared = 0
+    for pos in random_positions(rules, 60, seed=5, max_plies=16):
+        moves = rules.legal_moves(pos)
+        if len(moves) == 1:
+            continue
+        seen: dict = {}
+        search = AlphaBeta(rules, SearchConfig(depth=3, forced_extension=True))
+        expected = max(-_minimax_extended(rules, search, rules.play(pos, m), 2, 1, seen) for m in moves)
+        if any(len(depths) > 1 for depths in seen.values()):
+            continue
+        assert search.search(pos).score == expected, rules.fen(pos)
+        compared += 1
+    assert compared >= 6
+
+
 @pytest.mark.parametrize("variant", ["russian", "english", "italian", "brazilian"])
 def test_score_equals_plain_minimax(variant: str) -> None:
     """TT, PVS and move ordering must not change the value.

@@ -6,12 +6,14 @@ The middlegame of each variant is reached deterministically: the first shipped o
 then depth-3 alpha-beta self-play up to ply 20 and on to the first position with four or
 more legal moves and no capture (printed as FEN so it can be reused).
 Each search starts from an empty transposition table; one warm-up search loads the
-compiled code first.
+compiled code first. "CPU" divides by the process's CPU time, which is steadier than
+wall time on a shared machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 
 from tammi_rl.players import AlphaBetaPlayer
 from tammi_rl.rules.engine import Rules
@@ -40,16 +42,18 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--variants", default=",".join(available_variants()))
     args = parser.parse_args()
-    print(f"{'variant':<14} {'nodes/s':>10} {'depth':>5} {'nodes':>9} {'seconds':>7}  FEN")
+    print(f"{'variant':<14} {'nodes/s':>10} {'(CPU)':>10} {'depth':>5} {'nodes':>9} {'seconds':>7}  FEN")
     for name in args.variants.split(","):
         rules = Rules.for_variant(name)
         game = middlegame(rules)
         pos = game.position
         AlphaBeta(rules, SearchConfig(depth=2)).search(pos)  # warm-up: load compiled code
         search = AlphaBeta(rules, SearchConfig(depth=None, time=args.seconds))
+        cpu = time.process_time()
         result = search.search(pos)
-        print(f"{name:<14} {result.nps:>10,.0f} {result.depth:>5} {result.nodes:>9} {result.seconds:>7.2f}  "
-              f"{rules.fen(pos)}")
+        cpu = time.process_time() - cpu
+        print(f"{name:<14} {result.nps:>10,.0f} {result.nodes / cpu:>10,.0f} {result.depth:>5} {result.nodes:>9} "
+              f"{result.seconds:>7.2f}  {rules.fen(pos)}")
 
 
 if __name__ == "__main__":

@@ -413,6 +413,67 @@ def generate_moves(men_w, kings_w, men_b, kings_b, side, rays, params, out):
 
 
 @njit(cache=True)
+def has_capture(men_w, kings_w, men_b, kings_b, side, rays, params):
+    """Whether ``side`` must capture (has at least one capture), without generating moves."""
+    if side == 0:
+        own_men, own_kings, opp_men, opp_kings = men_w, kings_w, men_b, kings_b
+    else:
+        own_men, own_kings, opp_men, opp_kings = men_b, kings_b, men_w, kings_w
+    occ = own_men | own_kings | opp_men | opp_kings
+    targets = opp_men | opp_kings if params[P_MEN_CAPTURE_KINGS] == 1 else opp_men
+    cap_dirs = params[P_CAPTURE_DIRS + side]
+    reach = P_MAN_REACH + 64 * side
+    rest = own_men
+    while rest != 0:
+        sq = trailing_zeros(rest)
+        rest &= rest - 1
+        if targets & params[reach + sq] == 0:
+            continue
+        for d in range(4):
+            if (cap_dirs >> d) & 1:
+                land = rays[sq, d, 1]
+                if land >= 0 and (targets >> rays[sq, d, 0]) & 1 and (occ >> land) & 1 == 0:
+                    return True
+    rest = own_kings
+    while rest != 0:
+        sq = trailing_zeros(rest)
+        b = _bit(sq)
+        rest ^= b
+        if _can_capture(sq, True, side, -1, opp_men, opp_kings, occ & ~b, 0, rays, params):
+            return True
+    return False
+
+
+@njit(cache=True)
+def has_quiet_move(men_w, kings_w, men_b, kings_b, side, rays, params):
+    """Whether ``side`` has a non-capturing move (a king or man step to an empty square)."""
+    if side == 0:
+        own_men, own_kings = men_w, kings_w
+    else:
+        own_men, own_kings = men_b, kings_b
+    occ = men_w | kings_w | men_b | kings_b
+    move_dirs = params[P_MOVE_DIRS + side]
+    rest = own_men
+    while rest != 0:
+        sq = trailing_zeros(rest)
+        rest &= rest - 1
+        for d in range(4):
+            if (move_dirs >> d) & 1:
+                to = rays[sq, d, 0]
+                if to >= 0 and (occ >> to) & 1 == 0:
+                    return True
+    rest = own_kings
+    while rest != 0:
+        sq = trailing_zeros(rest)
+        rest &= rest - 1
+        for d in range(4):
+            to = rays[sq, d, 0]
+            if to >= 0 and (occ >> to) & 1 == 0:
+                return True
+    return False
+
+
+@njit(cache=True)
 def apply_move(men_w, kings_w, men_b, kings_b, side, out, i):
     """The four bitboards after ``side`` plays move row ``i`` of ``out``."""
     frm = _bit(out[i, F_FROM])

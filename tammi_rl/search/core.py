@@ -47,6 +47,8 @@ from tammi_rl.rules.movegen import (
     N_FIELDS,
     apply_move,
     generate_moves,
+    has_capture,
+    has_quiet_move,
 )
 from tammi_rl.search.evaluation import evaluate
 from tammi_rl.search.zobrist import SIDE_KEY_ROW, hash_bitboards
@@ -206,6 +208,14 @@ def search_iteration(
                         ret = sc
                         mode = _RETURN
                         continue
+            if d <= 0 and not has_capture(mw, kw, mb, kb, side, rays, params):
+                # A quiet leaf (most nodes): no need to generate its moves.
+                if has_quiet_move(mw, kw, mb, kb, side, rays, params):
+                    ret = evaluate(mw, kw, mb, kb, side, pst, reach, mobility)
+                else:
+                    ret = -(MATE - p)
+                mode = _RETURN
+                continue
             buf = bufs[p]
             n = generate_moves(mw, kw, mb, kb, side, rays, params, buf)
             if n == 0:
@@ -213,10 +223,6 @@ def search_iteration(
                 mode = _RETURN
                 continue
             capture = buf[0, F_NCAP] > 0
-            if d <= 0 and not capture:
-                ret = evaluate(mw, kw, mb, kb, side, pst, reach, mobility)
-                mode = _RETURN
-                continue
             for i in range(n):
                 perm[p, i] = i
                 if i == ttm:
@@ -299,6 +305,7 @@ def search_iteration(
             if ist[p, STAGE] == _NULL and ist[p, ALPHA] < score < ist[p, BETA]:
                 ist[p, STAGE] = _FULL
                 c = p + 1
+                ist[c, DEP] = ist[p, DEP] - 1  # undo a forced-move extension the null-window pass added
                 ist[c, ALPHA] = -ist[p, BETA]
                 ist[c, BETA] = -ist[p, ALPHA]
                 p = c
