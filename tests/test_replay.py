@@ -118,3 +118,63 @@ def test_version_1_snapshot_loads_with_outcomes_as_values(tmp_path):
     assert ids_of(back.contents()) == list(range(6))
     np.testing.assert_array_equal(back.contents().value, outcome_values(batch.outcome))
     assert outcome_values(np.array([WIN, DRAW, LOSS])).tolist() == [1.0, 0.0, -1.0]
+
+
+def chunk_names(directory):
+    return sorted(p.name for p in directory.glob("chunk_*.npz"))
+
+
+def test_chunks_append_only_what_is_new_and_prune_the_window(tmp_path):
+    d = tmp_path / "replay"
+    buf = ReplayBuffer(10, SHAPE)
+    buf.add(make_batch(0, 4))
+    buf.save_chunks(d)
+    buf.save_chunks(d)  # nothing new: nothing written
+    assert chunk_names(d) == ["chunk_000000000000_000000000004.npz"]
+    buf.add(make_batch(4, 5))
+    buf.save_chunks(d)
+    assert chunk_names(d)[-1] == "chunk_000000000004_000000000009.npz"
+    buf.add(make_batch(9, 8))  # 17 added: the window holds 7..16, the first chunk is out of it
+    buf.save_chunks(d)
+    assert chunk_names(d) == ["chunk_000000000004_000000000009.npz", "chunk_000000000009_000000000017.npz"]
+    back = ReplayBuffer.load_chunks(d, 10, SHAPE)
+    assert back.total_added == 17 and ids_of(back.contents()) == list(range(7, 17))
+    np.testing.assert_array_equal(back.contents().value, buf.contents().value)
+    np.testing.assert_array_equal(back.contents().policy, buf.contents().policy)
+    small = ReplayBuffer.load_chunks(d, 3)
+    assert ids_of(small.contents()) == [14, 15, 16] and small.total_added == 17
+
+
+def test_chunks_newer_than_the_buffer_are_replaced(tmp_path):
+    """After a resume from an older checkpoint the buffer is behind the files: the next save fixes them."""
+    d = tmp_path / "replay"
+    buf = ReplayBuffer(100, SHAPE)
+    buf.add(make_batch(0, 6))
+    buf.save_chunks(d)
+    buf.add(make_batch(6, 4))
+    buf.save_chunks(d)  # saved, but the checkpoint never landed
+    buf.drop_newest(4)
+    buf.add(make_batch(50, 3))  # the resumed run plays on differently
+    buf.save_chunks(d)
+    assert chunk_names(d) == ["chunk_000000000000_000000000006.npz", "chunk_000000000006_000000000009.npz"]
+    assert ids_of(ReplayBuffer.load_chunks(d, 100).contents()) == [0, 1, 2, 3, 4, 5, 50, 51, 52]
+
+
+def test_bad_chunk_directories(tmp_path):
+    d = tmp_path / "replay"
+    with pytest.raises(ReplayError, match="no replay chunks"):
+        ReplayBuffer.load_chunks(d, 10)
+    buf = ReplayBuffer(100, SHAPE)
+    buf.add(make_batch(0, 3))
+    buf.save_chunks(d)
+    buf.add(make_batch(3, 3))
+    buf.save_chunks(d)
+    buf.add(make_batch(6, 3))
+    buf.save_chunks(d)
+    (d / "chunk_000000000003_000000000006.npz").unlink()
+    with pytest.raises(ReplayError, match="do not join"):
+        ReplayBuffer.load_chunks(d, 100)
+    (d / "chunk_000000000000_000000000003.npz").write_bytes(b"garbage")
+    (d / "chunk_000000000006_000000000009.npz").unlink()
+    with pytest.raises(ReplayError, match="not a readable replay chunk"):
+        ReplayBuffer.load_chunks(d, 100)

@@ -41,7 +41,7 @@ def test_smoke_train_checkpoint_resume_eval(tmp_path):
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("[smoke] iter 1/2") and "pos/s" in lines[0] and "loss" in lines[0]
     assert "eval d1" in lines[1]
-    for rel in ("config.yaml", "replay.npz", "checkpoints/latest.pt", "checkpoints/ckpt_000002.pt",
+    for rel in ("config.yaml", "checkpoints/latest.pt", "checkpoints/ckpt_000002.pt",
                 "games/iter_000002.pdn"):
         assert (run / rel).is_file(), rel
     assert (tmp_path / "ck" / "smoke-latest.pt").is_file()
@@ -52,7 +52,8 @@ def test_smoke_train_checkpoint_resume_eval(tmp_path):
     ckpt = load_checkpoint(run / "checkpoints" / "latest.pt", variant="russian")
     assert ckpt["counters"]["iteration"] == 2 and ckpt["learner"]["step"] == 8
     assert set(ckpt["counters"]["eval_scores"]) == {1}
-    assert ReplayBuffer.load(run / "replay.npz", 5000).total_added == ckpt["counters"]["replay_total_added"]
+    assert len(list((run / "replay").glob("chunk_*.npz"))) == 2  # one chunk per checkpoint
+    assert ReplayBuffer.load_chunks(run / "replay", 5000).total_added == ckpt["counters"]["replay_total_added"]
 
     with pytest.raises(RunDirError, match="--resume"):  # a fresh run never overwrites one
         train(smoke(tmp_path), out=io.StringIO())
@@ -117,23 +118,41 @@ def test_sigkill_mid_run_resumes(tmp_path):
     ckpt = load_checkpoint(run / "checkpoints" / "latest.pt")
     counters = ckpt["counters"]
     assert counters["iteration"] == 6 and counters["games"] == 24 and ckpt["learner"]["step"] == 24
-    replay = ReplayBuffer.load(run / "replay.npz", 5000)
+    replay = ReplayBuffer.load_chunks(run / "replay", 5000)
     assert replay.total_added == counters["replay_total_added"] == counters["positions"]
     assert scalar_steps(run / "tb", "loss/total") == [1, 2, 3, 4, 5, 6]
 
 
-def test_replay_snapshot_ahead_of_checkpoint_is_trimmed(tmp_path):
-    """A crash between the replay snapshot and the checkpoint: resume drops the extra samples."""
+def test_replay_saved_ahead_of_checkpoint_is_trimmed(tmp_path):
+    """A crash between the replay save and the checkpoint: resume drops the extra samples,
+    and the next save replaces the orphan chunk."""
     from tammi_rl.train.trainer import Trainer
 
     summary = train(smoke(tmp_path, "eval.every=0"), out=io.StringIO())
     run = summary.run_dir
-    buf = ReplayBuffer.load(run / "replay.npz", 5000)
+    buf = ReplayBuffer.load_chunks(run / "replay", 5000)
     before = buf.total_added
-    buf.add(buf.contents())  # the next iteration's samples, snapshotted before the crash
-    buf.snapshot(run / "replay.npz")
+    buf.add(buf.contents())  # the next iteration's samples, saved before the crash
+    buf.save_chunks(run / "replay")
     trainer = Trainer(resume_config(run), resume_dir=run, out=io.StringIO())
     assert trainer.replay.total_added == before == len(trainer.replay)
+    trainer.replay.save_chunks(run / "replay")
+    assert ReplayBuffer.load_chunks(run / "replay", 5000).total_added == before
+
+
+def test_resume_reads_a_one_file_replay_snapshot(tmp_path):
+    """Runs written before chunked replay saves (replay.npz) still resume with their buffer."""
+    import shutil
+
+    from tammi_rl.train.trainer import Trainer
+
+    summary = train(smoke(tmp_path, "eval.every=0"), out=io.StringIO())
+    run = summary.run_dir
+    buf = ReplayBuffer.load_chunks(run / "replay", 5000)
+    buf.snapshot(run / "replay.npz")
+    shutil.rmtree(run / "replay")
+    trainer = Trainer(resume_config(run), resume_dir=run, out=io.StringIO())
+    assert trainer.replay.total_added == buf.total_added == len(trainer.replay) > 0
 
 
 def test_cli_train_errors(tmp_path, capsys):

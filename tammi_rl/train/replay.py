@@ -3,7 +3,8 @@
     buf = ReplayBuffer(capacity=100_000, obs_shape=(11, 8, 8))
     buf.add(result.samples)                    # oldest samples fall out past capacity
     batch = buf.sample(256, rng)               # uniform, with replacement
-    buf.snapshot("runs/x/replay.npz"); buf = ReplayBuffer.load("runs/x/replay.npz", 100_000)
+    buf.save_chunks("runs/x/replay")            # appends only what is new since the last save
+    buf = ReplayBuffer.load_chunks("runs/x/replay", 100_000)
 
 Storage is compact (observations float16: the planes hold 0/1 and counter fractions;
 action indices int16; outcomes int8; search values float16) and grows on demand up to ``capacity``, so a big
@@ -11,10 +12,17 @@ window costs memory only once it is filled. `sample` returns float32/int32/int64
 the `SampleBatch` contract. Snapshots are written atomically (temp file + rename) and
 keep the samples oldest first together with ``total_added``, the count of samples ever
 added, which lets a resumed run drop samples a checkpoint does not know about.
+
+A training run saves the buffer as CHUNKS (`save_chunks`): each save writes only the
+samples added since the previous one, as ``chunk_<first>_<end>.npz`` (global sample
+indices), and deletes chunks that fell out of the window. Rewriting the whole buffer
+every iteration (`snapshot`, one file) cost 0.84 s per checkpoint at 88k samples, about
+5% of a Russian CPU run; a chunk of one iteration's samples takes milliseconds.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +33,19 @@ from tammi_rl.train.atomic import atomic_write
 
 SNAPSHOT_VERSION = 2
 """2 added the search values; a version-1 snapshot loads with the outcomes as values."""
+
+
+_CHUNK_RE = re.compile(r"^chunk_(\d{12})_(\d{12})\.npz$")
+
+
+def _chunks(directory: Path) -> list[tuple[int, int, Path]]:
+    """The chunk files of ``directory`` as (first, end, path), oldest first."""
+    found = []
+    for path in directory.glob("chunk_*.npz"):
+        m = _CHUNK_RE.match(path.name)
+        if m:
+            found.append((int(m.group(1)), int(m.group(2)), path))
+    return sorted(found)
 
 
 class ReplayError(TammiError):
@@ -172,3 +193,77 @@ class ReplayBuffer:
         buf.add(SampleBatch(obs, legal, policy, outcome, value))
         buf.total_added = max(total, len(buf))
         return buf
+
+    # --- chunked persistence (what a training run uses) ------------------------------
+    def save_chunks(self, directory: str | Path) -> None:
+        """Bring ``directory`` up to date with the buffer: write the samples added since the
+        last save as one chunk file, drop chunks that fell out of the window, and drop
+        chunks newer than the buffer (left by a run that was resumed from an older checkpoint)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        oldest = self.total_added - self._size  # global index of the oldest sample held
+        disk_first: int | None = None
+        saved = 0
+        for first, end, path in _chunks(directory):
+            if end > self.total_added or (disk_first is not None and first != saved):
+                path.unlink(missing_ok=True)  # newer than the buffer (an older checkpoint resumed), or after a gap
+                continue
+            if disk_first is None:
+                disk_first = first
+            saved = end
+        if disk_first is None or disk_first > oldest or saved < oldest:
+            # The files do not cover the buffer from its oldest sample on: write it all afresh.
+            for _, _, path in _chunks(directory):
+                path.unlink(missing_ok=True)
+            saved = oldest
+        if self.total_added > saved:
+            rows = self._ordered_rows()[saved - oldest :]
+            arrays = {
+                "version": np.array(SNAPSHOT_VERSION),
+                "obs": self._obs[rows], "legal": self._legal[rows], "policy": self._policy[rows],
+                "outcome": self._outcome[rows], "value": self._value[rows],
+            }
+            atomic_write(directory / f"chunk_{saved:012d}_{self.total_added:012d}.npz",
+                         lambda fh: np.savez(fh, **arrays))
+        for _, end, path in _chunks(directory):
+            if end <= self.total_added - self.capacity:
+                path.unlink(missing_ok=True)
+
+    @classmethod
+    def load_chunks(cls, directory: str | Path, capacity: int,
+                    obs_shape: tuple[int, ...] | None = None) -> "ReplayBuffer":
+        """Read a chunk directory written by `save_chunks` (the newest ``capacity`` samples)."""
+        directory = Path(directory)
+        chunks = _chunks(directory) if directory.is_dir() else []
+        if not chunks:
+            raise ReplayError(f"{directory}: no replay chunks there")
+        for (_, end, path), (first, _, nxt) in zip(chunks, chunks[1:]):
+            if first != end:
+                raise ReplayError(f"{directory}: chunks do not join ({path.name} ends at sample {end}, "
+                                  f"{nxt.name} starts at {first})")
+        total = chunks[-1][1]
+        needed = [c for c in chunks if c[1] > total - capacity]
+        buf: ReplayBuffer | None = None
+        for first, end, path in needed:
+            try:
+                with np.load(path, allow_pickle=False) as data:
+                    version = int(data["version"])
+                    if version != SNAPSHOT_VERSION:
+                        raise ReplayError(f"{path}: chunk format {version}, this version reads {SNAPSHOT_VERSION}")
+                    batch = SampleBatch(data["obs"], data["legal"], data["policy"], data["outcome"], data["value"])
+            except ReplayError:
+                raise
+            except Exception as exc:  # zip/format errors of a corrupt file
+                raise ReplayError(f"{path}: not a readable replay chunk ({type(exc).__name__}: {exc})") from None
+            if len(batch) != end - first:
+                raise ReplayError(f"{path}: holds {len(batch)} samples, its name says {end - first}")
+            shape = tuple(batch.obs.shape[1:])
+            if obs_shape is not None and shape != tuple(obs_shape):
+                raise ReplayError(f"{path}: observation shape {shape} does not match this run's {tuple(obs_shape)}")
+            if buf is None:
+                buf = cls(capacity, shape)
+                buf.total_added = first
+            buf.add(batch)
+        assert buf is not None
+        return buf
+

@@ -209,13 +209,17 @@ class Trainer:
                   f"learner step {self.learner.step_count}, replay {len(self.replay)} samples")
 
     def _load_replay(self) -> None:
-        path = self.run.replay_path
-        if not path.is_file():
-            if self.counters.replay_total_added:
-                self._say(f"warning: {path} is missing; the replay buffer starts empty")
-            return
+        directory, legacy = self.run.replay_dir, self.run.replay_path
+        cap = self.cfg.replay.capacity
         try:
-            buf = ReplayBuffer.load(path, self.cfg.replay.capacity, self.obs_shape)
+            if directory.is_dir():
+                buf, path = ReplayBuffer.load_chunks(directory, cap, self.obs_shape), directory
+            elif legacy.is_file():
+                buf, path = ReplayBuffer.load(legacy, cap, self.obs_shape), legacy
+            else:
+                if self.counters.replay_total_added:
+                    self._say(f"warning: {directory} is missing; the replay buffer starts empty")
+                return
         except ReplayError as exc:
             self._say(f"warning: {exc}; the replay buffer starts empty")
             return
@@ -313,7 +317,7 @@ class Trainer:
         """Replay snapshot first, then the checkpoint (so the snapshot is never behind it), then games."""
         cfg = self.cfg
         if cfg.checkpoint.buffer_snapshot:
-            self.replay.snapshot(self.run.replay_path)
+            self.replay.save_chunks(self.run.replay_dir)
         ckpt = make_checkpoint(
             variant=self.rules.variant.name, network=cfg.network, model=self.learner.model,
             learner=self.learner.state_dict(), counters=asdict(self.counters),
