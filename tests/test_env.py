@@ -254,6 +254,11 @@ def test_length_cap_truncates_with_adjudication():
     assert info["result"].reason == "adjudication" and len(env.game.moves) == 4
 
 
+def test_no_result_before_the_first_reset():
+    env = DraughtsEnv("russian")
+    assert env.result is None
+
+
 def test_no_moves_at_start_is_decided_at_reset():
     env = DraughtsEnv("russian")
     obs, info = env.reset(options={"fen": "W:Wa1:Bb2,c3"})

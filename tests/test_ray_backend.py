@@ -92,7 +92,7 @@ def test_smoke_trains_checkpoints_and_resumes_through_ray(ray_local, tmp_path):
     actors = ckpt["worker"]["ray"]["actors"]
     assert len(actors) == 2 and actors[0]["worker"]["rng"] != actors[1]["worker"]["rng"]
     assert ckpt["worker"]["rng"] == actors[0]["worker"]["rng"]  # the local backend can resume it
-    assert ReplayBuffer.load(run / "replay.npz", 5000).total_added == c.positions == c.replay_total_added
+    assert ReplayBuffer.load_chunks(run / "replay", 5000).total_added == c.positions == c.replay_total_added
 
     trainer = Trainer(resume_config(run, ["train.iterations=3"]), resume_dir=run, out=out)
     try:

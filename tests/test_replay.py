@@ -134,30 +134,40 @@ def test_chunks_append_only_what_is_new_and_prune_the_window(tmp_path):
     buf.add(make_batch(4, 5))
     buf.save_chunks(d)
     assert chunk_names(d)[-1] == "chunk_000000000004_000000000009.npz"
-    buf.add(make_batch(9, 8))  # 17 added: the window holds 7..16, the first chunk is out of it
+    buf.add(make_batch(9, 8))  # 17 added: the window holds 7..16
     buf.save_chunks(d)
-    assert chunk_names(d) == ["chunk_000000000004_000000000009.npz", "chunk_000000000009_000000000017.npz"]
+    buf.add(make_batch(17, 4))  # 21 added: the first chunk is out of the previous save's window too
+    buf.save_chunks(d)
+    assert chunk_names(d) == ["chunk_000000000004_000000000009.npz", "chunk_000000000009_000000000017.npz",
+                              "chunk_000000000017_000000000021.npz"]
     back = ReplayBuffer.load_chunks(d, 10, SHAPE)
-    assert back.total_added == 17 and ids_of(back.contents()) == list(range(7, 17))
-    np.testing.assert_array_equal(back.contents().value, buf.contents().value)
+    assert back.total_added == 21 and ids_of(back.contents()) == list(range(11, 21))
+    # A resume lined up with the checkpoint before the last save still finds a full window.
+    resumed = ReplayBuffer.load_chunks(d, 10, SHAPE, until=17)
+    assert resumed.total_added == 17 and ids_of(resumed.contents()) == list(range(7, 17))
+    mid = ReplayBuffer.load_chunks(d, 10, SHAPE, until=12)  # inside a chunk
+    assert mid.total_added == 12 and ids_of(mid.contents()) == list(range(4, 12))
     np.testing.assert_array_equal(back.contents().policy, buf.contents().policy)
+    np.testing.assert_array_equal(back.contents().value, buf.contents().value)
     small = ReplayBuffer.load_chunks(d, 3)
-    assert ids_of(small.contents()) == [14, 15, 16] and small.total_added == 17
+    assert ids_of(small.contents()) == [18, 19, 20] and small.total_added == 21
 
 
-def test_chunks_newer_than_the_buffer_are_replaced(tmp_path):
-    """After a resume from an older checkpoint the buffer is behind the files: the next save fixes them."""
+@pytest.mark.parametrize("redo", [3, 4, 5])
+def test_chunks_of_a_lost_checkpoint_are_replaced(tmp_path, redo):
+    """A chunk saved before a checkpoint that never landed is replaced by the resumed run's
+    samples, whether it adds fewer, as many or more samples than the lost iteration."""
     d = tmp_path / "replay"
     buf = ReplayBuffer(100, SHAPE)
     buf.add(make_batch(0, 6))
     buf.save_chunks(d)
     buf.add(make_batch(6, 4))
     buf.save_chunks(d)  # saved, but the checkpoint never landed
-    buf.drop_newest(4)
-    buf.add(make_batch(50, 3))  # the resumed run plays on differently
-    buf.save_chunks(d)
-    assert chunk_names(d) == ["chunk_000000000000_000000000006.npz", "chunk_000000000006_000000000009.npz"]
-    assert ids_of(ReplayBuffer.load_chunks(d, 100).contents()) == [0, 1, 2, 3, 4, 5, 50, 51, 52]
+    resumed = ReplayBuffer.load_chunks(d, 100, SHAPE, until=6)  # lined up with the checkpoint
+    resumed.add(make_batch(50, redo))  # the resumed run plays on differently
+    resumed.save_chunks(d)
+    assert chunk_names(d) == ["chunk_000000000000_000000000006.npz", f"chunk_000000000006_{6 + redo:012d}.npz"]
+    assert ids_of(ReplayBuffer.load_chunks(d, 100).contents()) == list(range(6)) + list(range(50, 50 + redo))
 
 
 def test_bad_chunk_directories(tmp_path):
@@ -172,6 +182,8 @@ def test_bad_chunk_directories(tmp_path):
     buf.add(make_batch(6, 3))
     buf.save_chunks(d)
     (d / "chunk_000000000003_000000000006.npz").unlink()
+    with pytest.raises(ReplayError, match="do not join"):
+        ReplayBuffer.load_chunks(d, 100)
     with pytest.raises(ReplayError, match="do not join"):
         ReplayBuffer.load_chunks(d, 100)
     (d / "chunk_000000000000_000000000003.npz").write_bytes(b"garbage")

@@ -48,3 +48,21 @@ def test_state_round_trip_continues_games_exactly():
     np.testing.assert_array_equal(ra.samples.policy, rb.samples.policy)
     np.testing.assert_array_equal(ra.samples.outcome, rb.samples.outcome)
     np.testing.assert_array_equal(ra.samples.value, rb.samples.value)
+
+
+def test_games_saved_without_search_values_resume_with_outcomes_as_values():
+    """Checkpoints from before search values were stored: their records take the game outcome."""
+    a = make_worker()
+    a.play(2)
+    state = from_plain(to_plain(a.state_dict()))
+    stored = sum(len(g["sides"]) for g in state["games"])
+    assert stored > 0
+    for g in state["games"]:
+        del g["values"]
+    b = make_worker(seed=99)
+    b.set_weights(a.model.state_dict())
+    b.load_state_dict(state)
+    result = b.play(len(state["games"]))
+    assert not np.isnan(result.samples.value).any()
+    z = np.select([result.samples.outcome == 0, result.samples.outcome == 2], [1.0, -1.0], 0.0)
+    assert (result.samples.value == z).sum() >= min(stored, len(result.samples))  # the old records

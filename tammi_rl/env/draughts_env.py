@@ -276,8 +276,8 @@ class DraughtsEnv(gym.Env):
 
     @property
     def result(self) -> GameResult | None:
-        """How the game ended (None while it goes on)."""
-        if not self._done:
+        """How the game ended (None while it goes on, and before the first reset)."""
+        if not self._done or self._state[tc.S_DONE] == 0:
             return None
         if self._result is None:
             winner = int(self._state[tc.S_WINNER])

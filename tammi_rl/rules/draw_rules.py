@@ -4,7 +4,7 @@
 decisions are documented there. This module is the same logic as numba functions over
 int64 bitboards, so the env core and the search can decide game ends without a Python
 call per ply. Tests play thousands of random games per variant through both and
-require the same counters and results, ply by ply.
+require the same counters and results, ply by ply (tests/test_env_draw_rules.py).
 
 A variant's draw rules (and a length cap) are packed into one int64 vector built by
 `draw_params` (layout ``DP_*``). Results are two small ints: ``winner`` (`ONGOING`,
@@ -36,9 +36,11 @@ N_DP = 8
 
 ONGOING = -1
 DRAWN = 2
-R_NO_MOVES, R_REPETITION, R_KINGS_ONLY, R_THREE_KINGS, R_NO_PROGRESS, R_KING_VS_MAN, R_ADJUDICATION = (
-    REASONS.index(r) for r in ("no_moves", "repetition", "kings_only", "three_kings_vs_one", "no_progress",
-                               "king_vs_lone_man", "adjudication"))
+# Indices into REASONS, written out: numba freezes globals into its cache, and this
+# module's cache does not depend on game.py. The assert keeps them honest.
+R_NO_MOVES, R_REPETITION, R_KINGS_ONLY, R_THREE_KINGS, R_NO_PROGRESS, R_KING_VS_MAN, R_ADJUDICATION = 0, 1, 2, 3, 4, 5, 6
+assert REASONS[:7] == ("no_moves", "repetition", "kings_only", "three_kings_vs_one", "no_progress",
+                       "king_vs_lone_man", "adjudication"), "draw_rules.R_* no longer match game.REASONS"
 
 # counters vector: the three ply counters of `DrawCounters`
 C_NO_PROGRESS = 0

@@ -122,7 +122,8 @@ class SelfPlayWorker:
             game.play(move)
         cursor = HopCursor(game, self.codec)
         cursor.prefix = [int(s) for s in state["prefix"]]
-        values = state.get("values", np.zeros(len(state["sides"]), np.float32))  # older checkpoints: none stored
+        # Checkpoints written before search values were kept: NaN, read as the outcome in `_collect`.
+        values = state.get("values", np.full(len(state["sides"]), np.nan, np.float32))
         records = [(o, lg, p, int(side), float(v)) for o, lg, p, side, v in
                    zip(state["obs"], state["legal"], state["policy"], state["sides"], values)]
         would = int(state["would_resign"])
@@ -210,7 +211,8 @@ class SelfPlayWorker:
                 obs.append(o)
                 legal.append(lg)
                 policy.append(p)
-                value.append(v)
+                z = 0.0 if winner is None else (1.0 if winner == side else -1.0)
+                value.append(z if np.isnan(v) else v)
                 outcome.append(DRAW if winner is None else (WIN if winner == side else LOSS))
         n = len(slots)
         plies = sum(len(s.game.moves) for s in slots)

@@ -64,6 +64,9 @@ class ReplayBuffer:
         """Samples ever added (not capped by capacity)."""
         self._size = 0
         self._next = 0  # write head: the next row to fill (ring)
+        self._trimmed_to: int | None = None
+        """Lowest ``total_added`` since the last `save_chunks` after `drop_newest`: chunks saved
+        beyond it hold samples this buffer forgot (a checkpoint that never landed)."""
         self._alloc(0)
 
     # --- storage --------------------------------------------------------------------
@@ -153,6 +156,7 @@ class ReplayBuffer:
         self._alloc(0)
         self.add(keep.select(slice(0, m)))
         self.total_added = max(total, self._size)
+        self._trimmed_to = min(self.total_added, self._trimmed_to if self._trimmed_to is not None else total)
 
     # --- persistence ----------------------------------------------------------------
     def snapshot(self, path: str | Path) -> None:
@@ -197,25 +201,30 @@ class ReplayBuffer:
     # --- chunked persistence (what a training run uses) ------------------------------
     def save_chunks(self, directory: str | Path) -> None:
         """Bring ``directory`` up to date with the buffer: write the samples added since the
-        last save as one chunk file, drop chunks that fell out of the window, and drop
-        chunks newer than the buffer (left by a run that was resumed from an older checkpoint)."""
+        last save as one chunk file, then drop chunks that fell out of the window.
+
+        Chunks holding samples the buffer no longer has (saved before a checkpoint that
+        never landed, then trimmed away by `drop_newest` on resume) are replaced. A new
+        chunk is always written before old ones are deleted, so a kill at any point leaves
+        a loadable directory."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
+        valid_to = self.total_added if self._trimmed_to is None else min(self.total_added, self._trimmed_to)
         oldest = self.total_added - self._size  # global index of the oldest sample held
         disk_first: int | None = None
         saved = 0
+        stale: list[Path] = []
         for first, end, path in _chunks(directory):
-            if end > self.total_added or (disk_first is not None and first != saved):
-                path.unlink(missing_ok=True)  # newer than the buffer (an older checkpoint resumed), or after a gap
+            if end > valid_to or (disk_first is not None and first != saved):
+                stale.append(path)  # samples this buffer does not have, or after a gap
                 continue
             if disk_first is None:
                 disk_first = first
             saved = end
-        if disk_first is None or disk_first > oldest or saved < oldest:
-            # The files do not cover the buffer from its oldest sample on: write it all afresh.
-            for _, _, path in _chunks(directory):
-                path.unlink(missing_ok=True)
+        fresh = disk_first is None or disk_first > oldest or saved < oldest
+        if fresh:  # the files do not cover the buffer from its oldest sample on: write it all
             saved = oldest
+        written: Path | None = None
         if self.total_added > saved:
             rows = self._ordered_rows()[saved - oldest :]
             arrays = {
@@ -223,16 +232,23 @@ class ReplayBuffer:
                 "obs": self._obs[rows], "legal": self._legal[rows], "policy": self._policy[rows],
                 "outcome": self._outcome[rows], "value": self._value[rows],
             }
-            atomic_write(directory / f"chunk_{saved:012d}_{self.total_added:012d}.npz",
-                         lambda fh: np.savez(fh, **arrays))
+            written = directory / f"chunk_{saved:012d}_{self.total_added:012d}.npz"
+            atomic_write(written, lambda fh: np.savez(fh, **arrays))
         for _, end, path in _chunks(directory):
-            if end <= self.total_added - self.capacity:
+            if path == written:
+                continue
+            # Out of the window of the previous save (one extra chunk is kept, so a resume
+            # that trims the newest samples still finds a full window), stale, or replaced.
+            if fresh or path in stale or end <= saved - self.capacity:
                 path.unlink(missing_ok=True)
+        self._trimmed_to = None
 
     @classmethod
-    def load_chunks(cls, directory: str | Path, capacity: int,
-                    obs_shape: tuple[int, ...] | None = None) -> "ReplayBuffer":
-        """Read a chunk directory written by `save_chunks` (the newest ``capacity`` samples)."""
+    def load_chunks(cls, directory: str | Path, capacity: int, obs_shape: tuple[int, ...] | None = None,
+                    until: int | None = None) -> "ReplayBuffer":
+        """Read a chunk directory written by `save_chunks`: the newest ``capacity`` samples,
+        or with ``until`` the newest before global sample ``until`` (a resume lines the
+        buffer up with its checkpoint this way, and the next save replaces what lies after)."""
         directory = Path(directory)
         chunks = _chunks(directory) if directory.is_dir() else []
         if not chunks:
@@ -241,9 +257,11 @@ class ReplayBuffer:
             if first != end:
                 raise ReplayError(f"{directory}: chunks do not join ({path.name} ends at sample {end}, "
                                   f"{nxt.name} starts at {first})")
-        total = chunks[-1][1]
-        needed = [c for c in chunks if c[1] > total - capacity]
-        buf: ReplayBuffer | None = None
+        total = chunks[-1][1] if until is None else max(chunks[0][0], min(chunks[-1][1], until))
+        needed = [c for c in chunks if c[1] > total - capacity and c[0] < total]
+        buf = cls(capacity, obs_shape) if obs_shape is not None else None
+        if buf is not None:
+            buf.total_added = needed[0][0] if needed else total
         for first, end, path in needed:
             try:
                 with np.load(path, allow_pickle=False) as data:
@@ -263,7 +281,9 @@ class ReplayBuffer:
             if buf is None:
                 buf = cls(capacity, shape)
                 buf.total_added = first
-            buf.add(batch)
-        assert buf is not None
+            buf.add(batch.select(slice(0, min(end, total) - first)))
+        if buf is None:
+            raise ReplayError(f"{directory}: no samples before sample {total}")
+        if total < chunks[-1][1]:
+            buf._trimmed_to = total
         return buf
-

@@ -209,22 +209,23 @@ class Trainer:
                   f"learner step {self.learner.step_count}, replay {len(self.replay)} samples")
 
     def _load_replay(self) -> None:
+        """The replay buffer as it was at the checkpoint (samples saved after it are dropped)."""
         directory, legacy = self.run.replay_dir, self.run.replay_path
-        cap = self.cfg.replay.capacity
+        cap, known = self.cfg.replay.capacity, self.counters.replay_total_added
         try:
-            if directory.is_dir():
-                buf, path = ReplayBuffer.load_chunks(directory, cap, self.obs_shape), directory
-            elif legacy.is_file():
+            if any(directory.glob("chunk_*.npz")):
+                buf, path = ReplayBuffer.load_chunks(directory, cap, self.obs_shape, until=known), directory
+            elif legacy.is_file():  # a run written before chunked saves
                 buf, path = ReplayBuffer.load(legacy, cap, self.obs_shape), legacy
             else:
-                if self.counters.replay_total_added:
-                    self._say(f"warning: {directory} is missing; the replay buffer starts empty")
+                if known:
+                    self._say(f"warning: {directory} holds no replay chunks; the replay buffer starts empty")
                 return
         except ReplayError as exc:
             self._say(f"warning: {exc}; the replay buffer starts empty")
             return
-        extra = buf.total_added - self.counters.replay_total_added
-        if extra > 0:  # written just before a checkpoint that never landed
+        extra = buf.total_added - known
+        if extra > 0:  # a one-file snapshot written just before a checkpoint that never landed
             buf.drop_newest(extra)
         elif extra < 0:
             self._say(f"warning: {path} is older than the checkpoint ({-extra} samples short)")
