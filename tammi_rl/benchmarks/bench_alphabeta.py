@@ -2,9 +2,10 @@
 
     python -m tammi_rl.benchmarks.bench_alphabeta [--seconds 1.0] [--variants russian,english]
 
-The middlegame of each variant is reached deterministically: the first shipped opening,
-then depth-3 alpha-beta self-play up to ply 20 and on to the first position with four or
-more legal moves and no capture (printed as FEN so it can be reused).
+Each variant searches a pinned middlegame (`MIDDLEGAMES`), so figures stay comparable
+when the search changes. They were made by `middlegame`: the first shipped opening, then
+depth-3 alpha-beta self-play up to ply 20 and on to the first position with four or more
+legal moves and no capture. A variant without a pinned FEN uses `middlegame` directly.
 Each search starts from an empty transposition table; one warm-up search loads the
 compiled code first. "CPU" divides by the process's CPU time, which is steadier than
 wall time on a shared machine.
@@ -21,6 +22,16 @@ from tammi_rl.rules.game import Game
 from tammi_rl.rules.variant import available_variants
 from tammi_rl.search.alphabeta import AlphaBeta, SearchConfig
 from tammi_rl.search.openings import load_openings
+
+
+MIDDLEGAMES = {
+    "russian": "B:Wa3,a5,b2,c1,c3,e1,f4,h2:Ba7,b8,c7,d8,f6,f8,g7,h4",
+    "english": "B:W19,20,21,22,23,24,27,30,32:B2,3,4,5,6,9,11,12,14",
+    "italian": "W:W17,18,22,26,27,28,29,31,32:B1,3,4,6,9,10,13,16,20",
+    "brazilian": "W:Wa1,a3,a5,c1,c3,d2,e1,h2:Bb8,c5,c7,d8,f6,f8,g7,h4",
+    "turkish": "W:Wa2,a3,a4,b3,c2,c3,c4,d4,e2,e3,f2,f3,f4,g3,h2,h3:Ba6,a7,b5,b7,c5,c6,c7,d6,e5,e6,f5,f6,f7,g6,h5,h7",
+    "international": "B:W26,28,31,34,35,36,40,41,42,44,45,46,47,48,49,50:B1,2,3,4,5,6,8,9,10,11,12,13,15,17,24",
+}
 
 
 def middlegame(rules: Rules, plies: int = 20) -> Game:
@@ -45,8 +56,8 @@ def main() -> None:
     print(f"{'variant':<14} {'nodes/s':>10} {'(CPU)':>10} {'depth':>5} {'nodes':>9} {'seconds':>7}  FEN")
     for name in args.variants.split(","):
         rules = Rules.for_variant(name)
-        game = middlegame(rules)
-        pos = game.position
+        fen = MIDDLEGAMES.get(name)
+        pos = rules.parse_fen(fen) if fen else middlegame(rules).position
         AlphaBeta(rules, SearchConfig(depth=2)).search(pos)  # warm-up: load compiled code
         search = AlphaBeta(rules, SearchConfig(depth=None, time=args.seconds))
         cpu = time.process_time()
