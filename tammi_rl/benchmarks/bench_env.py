@@ -3,7 +3,10 @@
     python -m tammi_rl.benchmarks.bench_env [--seconds 5] [variant ...]
 
 Each step samples a uniformly random legal hop from ``info["action_mask"]`` and calls
-``env.step``; episodes are reset when they end (reset time is included). The first
+``env.step``; episodes are reset when they end (reset time is included). The sampling
+reads the int8 mask as bool (``mask.view(bool).nonzero()``, a free view): numpy's
+``nonzero`` is three times faster on bool than on int8 (1.8 against 5.9 us for the
+1800 International actions), and that is user code, not the env's. The first
 second of each variant is a warm-up (numba loads its cached machine code). "CPU" divides
 by the process's CPU time, which is steadier than wall time on a shared machine.
 """
@@ -33,7 +36,7 @@ def bench(variant: str, seconds: float, seed: int = 0) -> tuple[float, float, in
         end = start + limit
         while True:
             for _ in range(1000):
-                legal = info["action_mask"].nonzero()[0]
+                legal = info["action_mask"].view(bool).nonzero()[0]
                 obs, reward, terminated, truncated, info = env.step(legal[int(rng.random() * len(legal))])
                 steps += 1
                 if terminated or truncated:

@@ -54,7 +54,7 @@ PLANE_NAMES = (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def encode_planes(state, buf, tables, side, obs):
     """Write the planes of the current state, seen by ``side`` (normally the side to move),
     into ``obs`` (``float32 [N_PLANES, H, W]``, zeroed)."""

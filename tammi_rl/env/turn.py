@@ -117,7 +117,7 @@ def _draw(tables):
     return tables[o : o + dr.N_DP]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _decide(state, tables, n_moves):
     winner, reason = dr.decide(state[0:4], state[S_SIDE], n_moves, state[S_COUNTERS : S_COUNTERS + 3],
                                state[S_COUNTERS + 3], state[S_PLIES], _draw(tables))
@@ -126,7 +126,7 @@ def _decide(state, tables, n_moves):
     state[S_DONE] = 0 if winner == dr.ONGOING else 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def begin_game(state, buf, tables, history):
     """Start a game from the board in ``state[0:5]``: moves, zero counters, the repetition
     table holding the start position, and the result if the start already decides it.
@@ -142,7 +142,7 @@ def begin_game(state, buf, tables, history):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def start_turn(state, buf, tables):
     """Generate the legal moves of the side to move and make them all alive; return their count."""
     n = mg.generate_moves(state[0], state[1], state[2], state[3], state[S_SIDE], _rays(tables), _params(tables), buf)
@@ -154,7 +154,7 @@ def start_turn(state, buf, tables):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def play_hop(state, buf, tables, history, action):
     """Play one hop. Returns HOP_ILLEGAL (state untouched), HOP_CONTINUES or HOP_COMPLETES.
 
@@ -209,7 +209,7 @@ def play_hop(state, buf, tables, history, action):
     return HOP_COMPLETES
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fill_mask(state, buf, tables, mask):
     """Set ``mask[a] = 1`` for every legal hop ``a`` (``mask`` must be zeroed); nothing once done."""
     if state[S_DONE] != 0:
@@ -222,7 +222,7 @@ def fill_mask(state, buf, tables, mask):
         mask[hop[side, buf[r, _F_PATH + k], buf[r, _F_PATH + k + 1]]] = 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def chain_view(state, buf, tables):
     """The board as it stands mid-chain: (white_men, white_kings, black_men, black_kings, square of
     the piece that must continue or -1, bitboard of pieces jumped so far).

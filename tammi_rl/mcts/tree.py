@@ -59,7 +59,7 @@ N_F = 3
 _ONE = np.int64(1)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _alive_rows(board, hops, path, rays, params, buf, alive):
     """Generate the turn's legal moves into ``buf``; keep the rows starting with ``path[:hops+1]``."""
     n = mg.generate_moves(board[0], board[1], board[2], board[3], board[4], rays, params, buf)
@@ -80,7 +80,7 @@ def _alive_rows(board, hops, path, rays, params, buf, alive):
     return keep
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _terminal_value(board, counters, limits, n_moves):
     """(is_terminal, value from White's view) of a position at the start of a turn
     (repetition and the length cap are not judged inside the tree)."""
@@ -92,7 +92,7 @@ def _terminal_value(board, counters, limits, n_moves):
     return True, (1.0 if winner == 0 else -1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _new_node(nodes_i, nodes_f, n_nodes, t, parent):
     i = n_nodes[t]
     if i >= nodes_i.shape[1]:
@@ -109,7 +109,7 @@ def _new_node(nodes_i, nodes_f, n_nodes, t, parent):
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _make_child(nodes_i, nodes_f, n_nodes, t, parent, action, hop_action, rays, params, limits, buf, alive):
     """Create the node reached from ``parent`` by hop ``action``; returns its index."""
     c = _new_node(nodes_i, nodes_f, n_nodes, t, parent)
@@ -151,7 +151,8 @@ def _make_child(nodes_i, nodes_f, n_nodes, t, parent, action, hop_action, rays, 
     nodes_i[t, c, I_HOPS] = 0
     nodes_i[t, c, I_PATH] = -1
     counters = nodes_i[t, c, I_NO_PROGRESS:I_NO_PROGRESS + 3]
-    counters[:] = nodes_i[t, parent, I_NO_PROGRESS:I_NO_PROGRESS + 3]
+    for i in range(3):
+        counters[i] = nodes_i[t, parent, I_NO_PROGRESS + i]
     dr.advance_counters(pb[0], pb[1], pb[2], pb[3], mw, kw, mb, kb, capture, man_move, counters)
     n_next = mg.generate_moves(mw, kw, mb, kb, 1 - side, rays, params, buf)
     term, value = _terminal_value(cb, nodes_i[t, c, I_NO_PROGRESS:I_NO_PROGRESS + 3], limits, n_next)
@@ -161,7 +162,7 @@ def _make_child(nodes_i, nodes_f, n_nodes, t, parent, action, hop_action, rays, 
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _child_q(nodes_i, nodes_f, t, child, parent_side, fpu):
     """Mean value of ``child`` from the point of view of the player moving at its parent."""
     if child < 0 or nodes_i[t, child, I_VISITS] == 0:
@@ -170,7 +171,7 @@ def _child_q(nodes_i, nodes_f, t, child, parent_side, fpu):
     return q if parent_side == 0 else -q
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _completed_q(nodes_i, nodes_f, edge_child, edge_prior, t, node, out_q):
     """Completed Q of every child (mctx-style v_mix for unvisited ones), rescaled to [0, 1].
 
@@ -209,7 +210,7 @@ def _completed_q(nodes_i, nodes_f, edge_child, edge_prior, t, node, out_q):
     return max_visits
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _select_edge(nodes_i, nodes_f, edge_child, edge_prior, edge_logit, edge_gumbel, t, node, is_root,
                  sim, considered_visits, algo, c_puct, c_visit, c_scale, scratch_q):
     """Index (within the node's edges) of the edge to follow."""
@@ -283,7 +284,7 @@ def _select_edge(nodes_i, nodes_f, edge_child, edge_prior, edge_logit, edge_gumb
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _encode_planes(board, hops, buf, row, params, cell_row, cell_col, counters, obs):
     """Planes of a node as documented in `tammi_rl.env.observation` (``obs`` zeroed).
 
@@ -335,7 +336,7 @@ def _encode_planes(board, hops, buf, row, params, cell_row, cell_col, counters, 
             obs[ob.NO_PROGRESS + i, :, :] = counters[i]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _encode_leaf(nodes_i, t, node, rays, params, hop_action, limits, buf, alive, cell_row, cell_col,
                  counters, obs, leaf_actions, repetition):
     """Write the leaf's planes into ``obs`` and its legal hop actions; return their count."""

@@ -63,13 +63,13 @@ def draw_params(variant: Variant, max_plies: int | None) -> np.ndarray:
     return dp
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def kings_only(mw, kw, mb, kb):
     """Both sides have pieces and none of them is a man."""
     return mw == 0 and mb == 0 and kw != 0 and kb != 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def three_kings_vs_one(mw, kw, mb, kb):
     """One side has 3+ kings, the other exactly one piece, a king."""
     if mb == 0 and kb != 0 and kb & (kb - 1) == 0 and mg.popcount(kw) >= 3:
@@ -77,7 +77,7 @@ def three_kings_vs_one(mw, kw, mb, kb):
     return mw == 0 and kw != 0 and kw & (kw - 1) == 0 and mg.popcount(kb) >= 3
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def king_vs_lone_man(mw, kw, mb, kb):
     """The side holding a lone king against a lone man, else -1."""
     if mw == 0 and kb == 0 and kw != 0 and mb != 0 and kw & (kw - 1) == 0 and mb & (mb - 1) == 0:
@@ -87,7 +87,7 @@ def king_vs_lone_man(mw, kw, mb, kb):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def material_winner(mw, kw, mb, kb):
     """Adjudication by material: more pieces wins; equal pieces, more kings; else `DRAWN`."""
     white = mg.popcount(mw | kw)
@@ -100,7 +100,7 @@ def material_winner(mw, kw, mb, kb):
     return 0 if white > black else 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def advance_counters(mw, kw, mb, kb, amw, akw, amb, akb, capture, man_move, counters):
     """Update ``counters`` (int64 [3]) for one ply from board ``mw, kw, mb, kb`` to
     ``amw, akw, amb, akb`` (white men, white kings, black men, black kings)."""
@@ -111,7 +111,7 @@ def advance_counters(mw, kw, mb, kb, amw, akw, amb, akb, capture, man_move, coun
     counters[C_THREE_KINGS] = counters[C_THREE_KINGS] + 1 if three else 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def decide(board, side, n_moves, counters, repetitions, plies, dp):
     """(winner, reason) of the position ``board`` (int64 [4]) with ``side`` to move and
     ``n_moves`` legal moves; winner is `ONGOING` while the game goes on.
@@ -141,7 +141,7 @@ def decide(board, side, n_moves, counters, repetitions, plies, dp):
     return ONGOING, 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def record_position(history, n_history, board, side, irreversible):
     """Add ``board``/``side`` to the repetition table ``history`` (int64 [H, 5], the
     positions since the last irreversible ply, ``n_history`` of them); an irreversible

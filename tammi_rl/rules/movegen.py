@@ -55,6 +55,12 @@ N_FIELDS = F_CAPS + MAX_CAPTURES
 
 _ONE = np.int64(1)
 
+# The hot functions below are compiled with ``_nrt=False``: they only read and write the
+# arrays they are given (no allocation), and without the runtime numba stops counting
+# references to those arrays. A function with NRT increfs every array argument on entry
+# and decrefs it on exit, two atomic operations each; in Turkish alpha-beta those were
+# 45% of all samples under perf.
+
 
 @njit(cache=True, inline="always")
 def _bit(sq):
@@ -71,7 +77,7 @@ def popcount(b):
     return c
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def _victim_and_landings(sq, d, is_king, own_color, opp_men, opp_kings, occ, captured, rays, params):
     """Capture from ``sq`` along direction ``d``: (victim square or -1, first landing index k, last k).
 
@@ -100,7 +106,7 @@ def _victim_and_landings(sq, d, is_king, own_color, opp_men, opp_kings, occ, cap
     return victim, first, last
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def _can_capture(sq, is_king, color, last_dir, opp_men, opp_kings, occ, captured, rays, params):
     """Whether the piece on ``sq`` has at least one capture (used for chain continuation)."""
     dirs = 15 if is_king else params[P_CAPTURE_DIRS + color]
@@ -123,7 +129,7 @@ def _opposite(d):
     return 3 - d
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _commit(out, n, depth, captured, promotes, by_king, opp_kings, italian):
     """Finish the capture written in row ``n`` (``depth`` hops); return the new count.
 
@@ -168,7 +174,7 @@ def _commit(out, n, depth, captured, promotes, by_king, opp_kings, italian):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params, out, n):
     """Commit every capture chain of the piece on ``start`` to ``out`` from row ``n`` on.
 
@@ -177,18 +183,22 @@ def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params,
     level walks its directions, and for the current direction its landing squares.
     ``occ`` holds every piece on the board except the mover. Returns the new row count.
     """
-    top = out.shape[0] - STACK_ROWS  # scratch rows, so the hot path allocates nothing
-    sq = out[top]
-    king = out[top + 1]  # 1 when the piece moves as a king at this level
-    occ_at = out[top + 2]
-    captured = out[top + 3]
-    last_dir = out[top + 4]
-    found = out[top + 5]
-    d_at = out[top + 6]
-    k_at = out[top + 7]
-    last_at = out[top + 8]
-    victim_at = out[top + 9]
-    cont_mask = out[top + 10]  # landings that can continue (bit k), 0: all may end
+    # Scratch rows at the buffer's tail, so the hot path allocates nothing. They are
+    # indexed as out[row, level] rather than taken as row views: every array view costs
+    # numba two atomic reference-count operations, which measured at half of Turkish
+    # alpha-beta time.
+    top = out.shape[0] - STACK_ROWS
+    SQ = top
+    KING = top + 1  # 1 when the piece moves as a king at this level
+    OCC = top + 2
+    CAPTURED = top + 3
+    LAST_DIR = top + 4
+    FOUND = top + 5
+    D_AT = top + 6
+    K_AT = top + 7
+    LAST_AT = top + 8
+    VICTIM = top + 9
+    CONT = top + 10  # landings that can continue (bit k), 0: all may end
     started_king = 1 if is_king else 0
     far_row = params[P_FAR_ROW + color]
     promo = params[P_PROMO]
@@ -199,31 +209,31 @@ def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params,
 
     out[n, F_PATH] = start
     level = 0
-    sq[0] = start
-    king[0] = 1 if is_king else 0
-    occ_at[0] = occ
-    captured[0] = 0
-    last_dir[0] = -1
-    found[0] = 0
-    d_at[0] = -1
-    k_at[0] = 1
-    last_at[0] = 0
+    out[SQ, 0] = start
+    out[KING, 0] = 1 if is_king else 0
+    out[OCC, 0] = occ
+    out[CAPTURED, 0] = 0
+    out[LAST_DIR, 0] = -1
+    out[FOUND, 0] = 0
+    out[D_AT, 0] = -1
+    out[K_AT, 0] = 1
+    out[LAST_AT, 0] = 0
     while level >= 0:
-        s = sq[level]
-        if k_at[level] <= last_at[level]:
+        s = out[SQ, level]
+        if out[K_AT, level] <= out[LAST_AT, level]:
             # Try the next landing square of the current direction.
-            d = d_at[level]
-            k = k_at[level]
-            k_at[level] = k + 1
-            if cont_mask[level] != 0 and (cont_mask[level] >> k) & 1 == 0:
+            d = out[D_AT, level]
+            k = out[K_AT, level]
+            out[K_AT, level] = k + 1
+            if out[CONT, level] != 0 and (out[CONT, level] >> k) & 1 == 0:
                 continue
             land = rays[s, d, k]
-            victim = victim_at[level]
+            victim = out[VICTIM, level]
             vbit = _bit(victim)
             out[n, F_PATH + level + 1] = land
             out[n, F_CAPS + level] = victim
-            new_captured = captured[level] | vbit
-            king_now = king[level]
+            new_captured = out[CAPTURED, level] | vbit
+            king_now = out[KING, level]
             if king_now == 0 and (far_row >> land) & 1:
                 if promo == PROMO_STOP:
                     n = _commit(out, n, level + 1, new_captured, 1, started_king, opp_kings, italian)
@@ -233,59 +243,58 @@ def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params,
             if level + 1 >= MAX_CAPTURES:
                 raise IndexError("capture chain longer than MAX_CAPTURES")
             level += 1
-            sq[level] = land
-            king[level] = king_now
-            occ_at[level] = occ_at[level - 1] & ~vbit if immediate else occ_at[level - 1]
-            captured[level] = new_captured
-            last_dir[level] = d
-            found[level] = 0
-            d_at[level] = -1
-            k_at[level] = 1
-            last_at[level] = 0
+            out[SQ, level] = land
+            out[KING, level] = king_now
+            out[OCC, level] = out[OCC, level - 1] & ~vbit if immediate else out[OCC, level - 1]
+            out[CAPTURED, level] = new_captured
+            out[LAST_DIR, level] = d
+            out[FOUND, level] = 0
+            out[D_AT, level] = -1
+            out[K_AT, level] = 1
+            out[LAST_AT, level] = 0
             continue
         # Current direction exhausted: find the next one with a capture.
-        dirs = 15 if king[level] == 1 else man_dirs
-        d = d_at[level] + 1
+        dirs = 15 if out[KING, level] == 1 else man_dirs
+        d = out[D_AT, level] + 1
         while d < 4:
-            if (dirs >> d) & 1 and not (no_180 and last_dir[level] >= 0 and d == _opposite(last_dir[level])):
-                victim, first, last = _victim_and_landings(
-                    s, d, king[level] == 1, color, opp_men, opp_kings, occ_at[level], captured[level], rays, params
-                )
+            if (dirs >> d) & 1 and not (no_180 and out[LAST_DIR, level] >= 0 and d == _opposite(out[LAST_DIR, level])):
+                victim, first, last = _victim_and_landings(s, d, out[KING, level] == 1, color, opp_men, opp_kings,
+                                                           out[OCC, level], out[CAPTURED, level], rays, params)
                 if victim >= 0 and last >= first:
                     break
             d += 1
-        d_at[level] = d
+        out[D_AT, level] = d
         if d < 4:
-            found[level] = 1
-            victim_at[level] = victim
-            k_at[level] = first
-            last_at[level] = last
-            cont_mask[level] = 0
+            out[FOUND, level] = 1
+            out[VICTIM, level] = victim
+            out[K_AT, level] = first
+            out[LAST_AT, level] = last
+            out[CONT, level] = 0
             if last > first:
                 # A flying king must land where it can go on capturing, if it can anywhere.
                 vbit = _bit(victim)
-                nocc = occ_at[level] & ~vbit if immediate else occ_at[level]
+                nocc = out[OCC, level] & ~vbit if immediate else out[OCC, level]
                 for k in range(first, last + 1):
                     if _can_capture(rays[s, d, k], True, color, d, opp_men, opp_kings, nocc,
-                                    captured[level] | vbit, rays, params):
-                        cont_mask[level] |= _ONE << k
+                                    out[CAPTURED, level] | vbit, rays, params):
+                        out[CONT, level] |= _ONE << k
             continue
         # All directions done: a chain that cannot go on ends here.
-        if level > 0 and found[level] == 0:
-            ends_king = king[level] == 1 or (far_row >> s) & 1 == 1
+        if level > 0 and out[FOUND, level] == 0:
+            ends_king = out[KING, level] == 1 or (far_row >> s) & 1 == 1
             promotes = 1 if ends_king and started_king == 0 else 0
-            n = _commit(out, n, level, captured[level], promotes, started_king, opp_kings, italian)
+            n = _commit(out, n, level, out[CAPTURED, level], promotes, started_king, opp_kings, italian)
         level -= 1
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _copy_row(out, src, dst):
     for f in range(out.shape[1]):
         out[dst, f] = out[src, f]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _filter_captures(out, n, choice):
     """Keep only the captures the variant's capture-choice rule allows; return the count."""
     if choice == CHOICE_FREE or n <= 1:
@@ -323,7 +332,7 @@ def _filter_captures(out, n, choice):
     return keep
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def _add_quiet(out, n, frm, to, promotes):
     if n >= out.shape[0] - STACK_ROWS:
         raise IndexError("move buffer full: more legal moves than MAX_MOVES")
@@ -341,7 +350,7 @@ def _add_quiet(out, n, frm, to, promotes):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def generate_moves(men_w, kings_w, men_b, kings_b, side, rays, params, out):
     """Write every legal move of ``side`` into ``out``; return how many there are.
 
@@ -412,7 +421,7 @@ def generate_moves(men_w, kings_w, men_b, kings_b, side, rays, params, out):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def has_capture(men_w, kings_w, men_b, kings_b, side, rays, params):
     """Whether ``side`` must capture (has at least one capture), without generating moves."""
     if side == 0:
@@ -444,7 +453,7 @@ def has_capture(men_w, kings_w, men_b, kings_b, side, rays, params):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def has_quiet_move(men_w, kings_w, men_b, kings_b, side, rays, params):
     """Whether ``side`` has a non-capturing move (a king or man step to an empty square)."""
     if side == 0:
@@ -473,13 +482,20 @@ def has_quiet_move(men_w, kings_w, men_b, kings_b, side, rays, params):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def apply_move(men_w, kings_w, men_b, kings_b, side, out, i):
     """The four bitboards after ``side`` plays move row ``i`` of ``out``."""
-    frm = _bit(out[i, F_FROM])
-    to = _bit(out[i, F_TO])
-    cap = out[i, F_CAPTURED]
-    promotes = out[i, F_PROMOTES] == 1
+    return apply_fields(men_w, kings_w, men_b, kings_b, side, out[i, F_FROM], out[i, F_TO], out[i, F_CAPTURED],
+                        out[i, F_PROMOTES])
+
+
+@njit(cache=True, inline="always")
+def apply_fields(men_w, kings_w, men_b, kings_b, side, from_sq, to_sq, captured, promotes_flag):
+    """`apply_move` from a move's fields (hot loops read them without taking a row view)."""
+    frm = _bit(from_sq)
+    to = _bit(to_sq)
+    cap = captured
+    promotes = promotes_flag == 1
     if side == 0:
         own_men, own_kings, opp_men, opp_kings = men_w, kings_w, men_b, kings_b
     else:

@@ -45,7 +45,7 @@ from tammi_rl.rules.movegen import (
     F_TO,
     MAX_MOVES,
     N_FIELDS,
-    apply_move,
+    apply_fields,
     generate_moves,
     has_capture,
     has_quiet_move,
@@ -100,7 +100,7 @@ def _from_tt(score, ply):
     return score
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def tt_probe(tt_key, h):
     """Slot of key ``h`` in the table, or -1."""
     i = h & (tt_key.shape[0] - 2)  # even slot of the two-slot bucket
@@ -111,7 +111,7 @@ def tt_probe(tt_key, h):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def tt_store(tt_key, tt_val, h, score, depth, flag, move):
     """Store an entry: the depth-preferred slot when as deep (or the same key), else the other."""
     i = h & (tt_key.shape[0] - 2)
@@ -123,14 +123,11 @@ def tt_store(tt_key, tt_val, h, score, depth, flag, move):
     tt_val[i] = _pack(score, depth, flag, move)
 
 
-@njit(cache=True)
-def _child_hash(h, keys, buf, i, side, own_kings, opp_kings):
-    frm = buf[i, F_FROM]
-    to = buf[i, F_TO]
+@njit(cache=True, _nrt=False)
+def _child_hash(h, keys, frm, to, cap, promotes, side, own_kings, opp_kings):
     kind = 2 * side + (1 if (own_kings >> frm) & 1 else 0)
-    new_kind = 2 * side + 1 if kind & 1 or buf[i, F_PROMOTES] == 1 else kind
+    new_kind = 2 * side + 1 if kind & 1 or promotes == 1 else kind
     h ^= keys[SIDE_KEY_ROW, 0] ^ keys[kind, frm] ^ keys[new_kind, to]
-    cap = buf[i, F_CAPTURED]
     opp = 2 * (1 - side)
     while cap != 0:
         sq = trailing_zeros(cap)
@@ -274,16 +271,18 @@ def search_iteration(
             perm[p, k] = mi
             ist[p, DONE] = k + 1
             ist[p, CUR] = mi
-            buf = bufs[p]
+            # Move fields are read straight from bufs: a row view would cost atomic refcounts.
+            frm, to = bufs[p, mi, F_FROM], bufs[p, mi, F_TO]
+            cap, promotes = bufs[p, mi, F_CAPTURED], bufs[p, mi, F_PROMOTES]
             side = pos[p, 4]
             c = p + 1
-            mw, kw, mb, kb = apply_move(pos[p, 0], pos[p, 1], pos[p, 2], pos[p, 3], side, buf, mi)
+            mw, kw, mb, kb = apply_fields(pos[p, 0], pos[p, 1], pos[p, 2], pos[p, 3], side, frm, to, cap, promotes)
             pos[c, 0], pos[c, 1], pos[c, 2], pos[c, 3], pos[c, 4] = mw, kw, mb, kb, 1 - side
             own_kings = pos[p, 1] if side == 0 else pos[p, 3]
             opp_kings = pos[p, 3] if side == 0 else pos[p, 1]
-            path[base + c] = _child_hash(path[base + p], keys, buf, mi, side, own_kings, opp_kings)
-            man_move = (own_kings >> buf[mi, F_FROM]) & 1 == 0
-            if buf[mi, F_NCAP] > 0 or buf[mi, F_PROMOTES] == 1 or (man_move and men_reversible == 0):
+            path[base + c] = _child_hash(path[base + p], keys, frm, to, cap, promotes, side, own_kings, opp_kings)
+            man_move = (own_kings >> frm) & 1 == 0
+            if cap != 0 or promotes == 1 or (man_move and men_reversible == 0):
                 ist[c, IRREV] = base + c
             else:
                 ist[c, IRREV] = ist[p, IRREV]
@@ -321,15 +320,14 @@ def search_iteration(
             if raised > ist[p, ALPHA]:
                 ist[p, ALPHA] = raised
             if score >= ist[p, BETA]:
-                buf = bufs[p]
                 d = ist[p, DEP]
-                if buf[mi, F_NCAP] == 0:
-                    key = buf[mi, F_FROM] * 64 + buf[mi, F_TO]
+                if bufs[p, mi, F_NCAP] == 0:
+                    key = bufs[p, mi, F_FROM] * 64 + bufs[p, mi, F_TO]
                     if killers[p, 0] != key:
                         killers[p, 1] = killers[p, 0]
                         killers[p, 0] = key
                     if d > 0:
-                        history[pos[p, 4], buf[mi, F_FROM], buf[mi, F_TO]] += d * d
+                        history[pos[p, 4], bufs[p, mi, F_FROM], bufs[p, mi, F_TO]] += d * d
                 if ist[p, TTD] >= 0:
                     tt_store(tt_key, tt_val, path[base + p], _to_tt(score, p), ist[p, TTD], LOWER, mi)
                 ret = score

@@ -138,7 +138,7 @@ def _signed(bits: int) -> int:
     return bits - (1 << 64) if bits >= 1 << 63 else bits
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def evaluate(men_w, kings_w, men_b, kings_b, side, pst, reach, mobility):
     """Static score of a position for the side to move (``side``: 0 white, 1 black)."""
     empty = ~(men_w | kings_w | men_b | kings_b)

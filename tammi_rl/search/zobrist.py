@@ -24,7 +24,7 @@ def make_keys(seed: int = 0x7A3311) -> np.ndarray:
     return raw.view(np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def hash_bitboards(men_w, kings_w, men_b, kings_b, side, keys):
     """The Zobrist key of a position given as four int64 bitboards and the side to move."""
     h = np.int64(0)
