@@ -1,9 +1,11 @@
 """Plot a run's learning curves from its TensorBoard events (a script, not a test).
 
-    python -m tammi_rl.benchmarks.plot_run runs/russian notebooks/figures/russian_run.png
+    python -m tammi_rl.benchmarks.plot_run runs/russian notebooks/figures/russian_run.png \
+        [--baseline runs/other --baseline-label "value target: outcome only"]
 
 Four panels: policy and value loss, value accuracy and policy entropy, self-play game
-length and W/D/L, and the score against alpha-beta per depth over iterations.
+length and W/D/L, and the score against alpha-beta per depth over iterations. With
+``--baseline`` the last panel also shows another run's scores (dashed), for an A/B.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("out", type=Path)
+    parser.add_argument("--baseline", type=Path, help="another run whose eval scores are drawn dashed")
+    parser.add_argument("--baseline-label", default="baseline")
     args = parser.parse_args()
     acc = EventAccumulator(str(args.run_dir / "tb"), size_guidance={"scalars": 0})
     acc.Reload()
@@ -55,6 +59,13 @@ def main() -> None:
     ax = axes[1, 1]
     for tag in sorted(t for t in acc.Tags()["scalars"] if t.startswith("eval/score_vs_ab_d")):
         ax.plot(*series(acc, tag), marker="o", label=f"vs alpha-beta depth {tag.rsplit('d', 1)[1]}")
+    if args.baseline is not None:
+        base = EventAccumulator(str(args.baseline / "tb"), size_guidance={"scalars": 0})
+        base.Reload()
+        ax.set_prop_cycle(None)  # same colour per depth as above
+        for tag in sorted(t for t in base.Tags()["scalars"] if t.startswith("eval/score_vs_ab_d")):
+            ax.plot(*series(base, tag), marker="x", ls="--",
+                    label=f"{args.baseline_label}, depth {tag.rsplit('d', 1)[1]}")
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax.set_ylim(0, 1)
     ax.set_title("score against alpha-beta (during training)")
