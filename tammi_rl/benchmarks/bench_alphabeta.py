@@ -3,7 +3,8 @@
     python -m tammi_rl.benchmarks.bench_alphabeta [--seconds 1.0] [--variants russian,english]
 
 Each variant searches a pinned middlegame (`MIDDLEGAMES`), so figures stay comparable
-when the search changes. They were made by `middlegame`: the first shipped opening, then
+when the search changes. They were made by earlier versions of `middlegame` (its output
+moves whenever the search does): the first shipped opening, then
 depth-3 alpha-beta self-play up to ply 20 and on to the first position with four or more
 legal moves and no capture. A variant without a pinned FEN uses `middlegame` directly.
 Each search starts from an empty transposition table; one warm-up search loads the

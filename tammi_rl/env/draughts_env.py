@@ -17,7 +17,7 @@ a game ended by its rules is ``terminated``; a game stopped at ``max_plies`` is
 ``truncated`` with reward 0 and the variant's adjudication in ``info["result"]``.
 
 The compiled core (`tammi_rl.env.turn`) holds the whole game state, draw counters and
-result included, so a step costs one compiled call. `DraughtsEnv.game` is the same game
+result included, so a step costs two compiled calls (the hop, then the observation). `DraughtsEnv.game` is the same game
 as a `Game` record (moves, positions, PDN), built on demand from the moves played.
 """
 

@@ -10,7 +10,7 @@ must go on while it can).
 
 A completed move also runs the game's end and draw rules (`tammi_rl.rules.draw_rules`,
 the compiled twin of `Game`): the draw counters, the repetition table ``history`` and
-the result live in the core, so a step is one compiled call and no Python bookkeeping.
+the result live in the core, so a completed move needs no Python bookkeeping.
 
 To keep the per-step cost to one or two compiled calls with few arguments, all state
 is packed in one int64 vector ``state`` (layout ``S_*``) beside the move buffer ``buf``,

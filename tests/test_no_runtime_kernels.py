@@ -1,0 +1,66 @@
+"""Guard for the kernels compiled without numba's runtime (``_nrt=False``).
+
+Such a function must not allocate and must not return an array: nothing counts the
+references of what it hands back, so a returned view could outlive its base. numba
+refuses to compile an allocation there; this test checks the other half, the return
+types of every compiled signature, after exercising the kernels once.
+"""
+
+import numpy as np
+from numba import types
+from numba.core.registry import CPUDispatcher
+
+from tammi_rl.env import observation, turn
+from tammi_rl.env.draughts_env import DraughtsEnv
+from tammi_rl.mcts import tree
+from tammi_rl.mcts.search import BatchedSearch, uniform_evaluator
+from tammi_rl.mcts.cursor import HopCursor
+from tammi_rl.rules import draw_rules, movegen
+from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.game import Game
+from tammi_rl.search import core, evaluation, zobrist
+from tammi_rl.search.alphabeta import AlphaBeta, SearchConfig
+from tammi_rl.train.config import MCTSConfig
+
+MODULES = [movegen, draw_rules, turn, observation, tree, core, evaluation, zobrist]
+
+
+def no_runtime_dispatchers():
+    for module in MODULES:
+        for name, obj in vars(module).items():
+            if isinstance(obj, CPUDispatcher) and obj.targetoptions.get("_nrt") is False:
+                yield f"{module.__name__}.{name}", obj
+
+
+def contains_array(ty) -> bool:
+    if isinstance(ty, types.Array):
+        return True
+    if isinstance(ty, (types.BaseTuple,)):
+        return any(contains_array(t) for t in ty.types)
+    return False
+
+
+def test_no_runtime_kernels_return_no_arrays():
+    rules = Rules.for_variant("turkish")
+    rules.perft(rules.start_position(), 3)
+    env = DraughtsEnv("russian")
+    _, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        _, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        if term or trunc:
+            _, info = env.reset()
+    env.chain_state()
+    AlphaBeta(rules, SearchConfig(depth=3)).search(rules.start_position())
+    russian = Rules.for_variant("russian")
+    search = BatchedSearch(russian, MCTSConfig(), max_trees=2, max_simulations=16)
+    game = Game(russian)
+    search.run([HopCursor(game, search.codec).root()] * 2, uniform_evaluator(search.codec.n_actions), 16,
+               explore=True, rng=np.random.default_rng(0))
+
+    checked = 0
+    for name, dispatcher in no_runtime_dispatchers():
+        for sig in dispatcher.nopython_signatures:
+            assert not contains_array(sig.return_type), f"{name}{sig} returns an array without the runtime"
+            checked += 1
+    assert checked >= 20  # the kernels were exercised and found
