@@ -3,8 +3,14 @@
 Such a function must not allocate and must not return an array: nothing counts the
 references of what it hands back, so a returned view could outlive its base. numba
 refuses to compile an allocation there; this test checks the other half, the return
-types of every compiled signature, after exercising the kernels once.
+types of every compiled signature, after exercising the kernels once. It runs in a fresh
+process with an empty numba cache: kernels loaded from the cache inside their callers'
+machine code never register their signatures with their own dispatchers.
 """
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 from numba import types
@@ -40,7 +46,8 @@ def contains_array(ty) -> bool:
     return False
 
 
-def test_no_runtime_kernels_return_no_arrays():
+def check_no_runtime_kernels() -> int:
+    """Exercise the kernels, check every signature; returns how many were checked."""
     rules = Rules.for_variant("turkish")
     rules.perft(rules.start_position(), 3)
     env = DraughtsEnv("russian")
@@ -63,4 +70,14 @@ def test_no_runtime_kernels_return_no_arrays():
         for sig in dispatcher.nopython_signatures:
             assert not contains_array(sig.return_type), f"{name}{sig} returns an array without the runtime"
             checked += 1
-    assert checked >= 20  # the kernels were exercised and found
+    return checked
+
+
+def test_no_runtime_kernels_return_no_arrays(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), OMP_NUM_THREADS="1")
+    code = "import test_no_runtime_kernels as t; print('checked', t.check_no_runtime_kernels())"
+    done = subprocess.run([sys.executable, "-c", code], cwd=os.path.dirname(__file__), env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    checked = int(done.stdout.split("checked")[-1])
+    assert checked >= 20, done.stdout  # the kernels were exercised and found
