@@ -1,4 +1,4 @@
-"""An independent, deliberately naive reference move generator, written from RULES.md.
+"""An independent, deliberately naive reference move generator, written from the rules text.
 
 It shares nothing with ``tammi_rl.rules.movegen`` (no bitboards, no ray tables, no
 parameter vector): the board is a dict ``(row, col) -> piece`` and captures are found
@@ -10,7 +10,7 @@ separately): row 0 is White's back row, col 0 is White's left; White moves towar
 higher rows, Black towards lower rows. Pieces are ``'w'``/``'b'`` (men) and
 ``'W'``/``'B'`` (kings).
 
-A rule set is read from a `Variant` (the axes RULES.md names), so every variant is
+A rule set is read from a `Variant` (the rule axes of envs/README.md), so every variant is
 covered by the same few lines of rules:
 
 * men step in ``man_moves`` directions and jump in ``man_captures`` directions;

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tammi_rl.env.actions import ActionCodec, canonical_direction, canonical_square, codec_for
+from tammi_rl.rules.actions import ActionCodec, canonical_direction, canonical_square, codec_for
 from tammi_rl.rules.engine import Rules
 
 SIZES = {"russian": 896, "brazilian": 896, "english": 256, "italian": 256, "turkish": 1792, "international": 1800}

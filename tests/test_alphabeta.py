@@ -9,9 +9,9 @@ import pytest
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.notation import format_move
 from tammi_rl.rules.position import Position
-from tammi_rl.search import core
-from tammi_rl.search.alphabeta import AlphaBeta, SearchConfig
-from tammi_rl.search.evaluation import EvalWeights, default_weights
+from tammi_rl.alphabeta import core
+from tammi_rl.alphabeta.driver import AlphaBeta, AlphaBetaConfig
+from tammi_rl.alphabeta.evaluation import EvalWeights, default_weights
 from tammi_rl.rules.errors import TammiError
 
 ALL_VARIANTS = ["russian", "english", "italian", "turkish", "brazilian", "international"]
@@ -49,7 +49,7 @@ def random_positions(rules: Rules, count: int, seed: int, max_plies: int = 80) -
 @pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_every_move_returned_is_legal(variant: str) -> None:
     rules = Rules.for_variant(variant)
-    search = AlphaBeta(rules, SearchConfig(depth=3, tt_bits=14))
+    search = AlphaBeta(rules, AlphaBetaConfig(depth=3, tt_bits=14))
     for i, pos in enumerate(random_positions(rules, 8, seed=len(variant))):
         limits = [dict(depth=3), dict(nodes=500), dict(time_limit=0.02)][i % 3]
         result = search.search(pos, **limits)
@@ -101,7 +101,7 @@ def test_score_with_forced_move_extension_equals_plain_minimax(variant: str) -> 
         if len(moves) == 1:
             continue
         seen: dict = {}
-        search = AlphaBeta(rules, SearchConfig(depth=3, forced_extension=True))
+        search = AlphaBeta(rules, AlphaBetaConfig(depth=3, forced_extension=True))
         expected = max(-_minimax_extended(rules, search, rules.play(pos, m), 2, 1, seen) for m in moves)
         if any(len(depths) > 1 for depths in seen.values()):
             continue
@@ -125,7 +125,7 @@ def test_score_equals_plain_minimax(variant: str) -> None:
         moves = rules.legal_moves(pos)
         if len(moves) == 1:
             continue  # a forced move is played without search
-        search = AlphaBeta(rules, SearchConfig(depth=3, forced_extension=False))
+        search = AlphaBeta(rules, AlphaBetaConfig(depth=3, forced_extension=False))
         expected = max(-_minimax(rules, search, rules.play(pos, m), 2, 1, kings) for m in moves)
         if kings:
             continue
@@ -144,7 +144,7 @@ def test_finds_shot_sacrificing_a_man_to_win_three(variant: str) -> None:
     assert not shot.captures
     reply = rules.legal_moves(rules.play(pos, shot))
     assert len(reply) == 1 and len(reply[0].captures) == 1  # the sacrifice must be taken
-    result = AlphaBeta(rules, SearchConfig(depth=4)).search(pos)
+    result = AlphaBeta(rules, AlphaBetaConfig(depth=4)).search(pos)
     assert result.move == shot, format_move(rules, result.move)
     assert result.score >= 150  # about two men up
 
@@ -153,7 +153,7 @@ def test_finds_king_trap() -> None:
     """Russian: d2-c3! forces the black king to take on the long diagonal, where Kh8 takes it."""
     rules = Rules.for_variant("russian")
     pos = rules.parse_fen("W:WKh8,d2:BKa1")
-    result = AlphaBeta(rules, SearchConfig(depth=4)).search(pos)
+    result = AlphaBeta(rules, AlphaBetaConfig(depth=4)).search(pos)
     assert format_move(rules, result.move) == "d2-c3"
     assert result.mate_in == 3
 
@@ -161,7 +161,7 @@ def test_finds_king_trap() -> None:
 def test_prefers_the_shorter_win_and_sees_the_loss() -> None:
     rules = Rules.for_variant("russian")
     pos = rules.parse_fen("B:WKh8,c3:BKa1")  # black must take c3 and is then taken
-    result = AlphaBeta(rules, SearchConfig(depth=4)).search(pos)
+    result = AlphaBeta(rules, AlphaBetaConfig(depth=4)).search(pos)
     assert result.depth == 0 or result.mate_in is not None and result.mate_in < 0
 
 
@@ -169,26 +169,26 @@ def test_repetition_scores_as_a_draw() -> None:
     """Two kings each: a position already on the path counts 0, so a level ending stays near 0."""
     rules = Rules.for_variant("russian")
     pos = rules.parse_fen("W:WKa1:BKh2")
-    result = AlphaBeta(rules, SearchConfig(depth=8)).search(pos)
+    result = AlphaBeta(rules, AlphaBetaConfig(depth=8)).search(pos)
     assert abs(result.score) < 50
 
 
 def test_depth_limited_search_is_deterministic() -> None:
     rules = Rules.for_variant("russian")
     pos = random_positions(rules, 1, seed=3, max_plies=20)[0]
-    a = AlphaBeta(rules, SearchConfig(depth=5, margin=20), seed=11).search(pos)
-    b = AlphaBeta(rules, SearchConfig(depth=5, margin=20), seed=11).search(pos)
+    a = AlphaBeta(rules, AlphaBetaConfig(depth=5, margin=20), seed=11).search(pos)
+    b = AlphaBeta(rules, AlphaBetaConfig(depth=5, margin=20), seed=11).search(pos)
     assert (a.move, a.score, a.nodes) == (b.move, b.score, b.nodes)
 
 
 def test_margin_candidates_are_within_margin() -> None:
     rules = Rules.for_variant("russian")
     pos = rules.start_position()
-    search = AlphaBeta(rules, SearchConfig(depth=4, margin=1000))
+    search = AlphaBeta(rules, AlphaBetaConfig(depth=4, margin=1000))
     result = search.search(pos)
     assert len(result.candidates) == len(rules.legal_moves(pos))  # a huge margin admits every move
-    exact = AlphaBeta(rules, SearchConfig(depth=4)).search(pos)
-    narrow = AlphaBeta(rules, SearchConfig(depth=4, margin=5)).search(pos)
+    exact = AlphaBeta(rules, AlphaBetaConfig(depth=4)).search(pos)
+    narrow = AlphaBeta(rules, AlphaBetaConfig(depth=4, margin=5)).search(pos)
     assert exact.move in narrow.candidates
 
 
@@ -204,17 +204,17 @@ def test_weights_defaults_and_overrides() -> None:
 @pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_start_position_evaluates_level(variant: str) -> None:
     rules = Rules.for_variant(variant)
-    assert AlphaBeta(rules, SearchConfig(depth=1)).evaluate(rules.start_position()) == 0
+    assert AlphaBeta(rules, AlphaBetaConfig(depth=1)).evaluate(rules.start_position()) == 0
 
 
 def test_time_limit_is_kept() -> None:
     rules = Rules.for_variant("russian")
-    result = AlphaBeta(rules, SearchConfig(depth=None, time=0.3)).search(rules.start_position())
+    result = AlphaBeta(rules, AlphaBetaConfig(depth=None, time=0.3)).search(rules.start_position())
     assert result.seconds < 1.0 and result.depth >= 4  # generous: the test machine may be busy
 
 
 def test_config_errors() -> None:
     with pytest.raises(ValueError, match="needs a limit"):
-        SearchConfig(depth=None)
+        AlphaBetaConfig(depth=None)
     with pytest.raises(ValueError, match="depth must be"):
-        SearchConfig(depth=0)
+        AlphaBetaConfig(depth=0)

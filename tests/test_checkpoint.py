@@ -8,9 +8,9 @@ import torch
 
 from tammi_rl.nn.model import build_model
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.train.checkpoint import (CheckpointError, capture_rng, load_checkpoint, load_model_weights,
+from tammi_rl.store.checkpoint import (CheckpointError, capture_rng, load_checkpoint, load_model_weights,
                                        make_checkpoint, restore_rng, save_checkpoint)
-from tammi_rl.train.config import Config, NetworkConfig, TrainConfig
+from tammi_rl.config import Config, NetworkConfig, TrainConfig
 from tammi_rl.train.learner import Learner
 
 TINY = NetworkConfig(blocks=1, channels=16, value_hidden=16)
@@ -124,7 +124,7 @@ def test_error_is_a_tammi_error():
 
 def test_resume_prefers_the_newest_numbered_checkpoint(tmp_path):
     """A kill between writing ckpt_N and copying it to latest.pt must not lose iteration N."""
-    from tammi_rl.train.rundir import RunDir
+    from tammi_rl.store.rundir import RunDir
 
     run = RunDir(tmp_path / "run")
     run.checkpoints_dir.mkdir(parents=True)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tammi_rl.train.config import Config, ConfigError, load_config, save_config
+from tammi_rl.config import Config, ConfigError, load_config, save_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "configs").glob("*.yaml"))

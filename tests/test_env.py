@@ -322,10 +322,10 @@ def test_opponent_wrapper(kind):
 
 def test_opponent_wrapper_with_alpha_beta():
     from tammi_rl.players import AlphaBetaPlayer
-    from tammi_rl.search.alphabeta import SearchConfig
+    from tammi_rl.alphabeta.driver import AlphaBetaConfig
 
     env = OpponentWrapper(DraughtsEnv("english", max_plies=30), opponent=AlphaBetaPlayer(
-        DraughtsEnv("english").rules, SearchConfig(depth=2)), agent_color="random")
+        DraughtsEnv("english").rules, AlphaBetaConfig(depth=2)), agent_color="random")
     obs, info = env.reset(seed=0)
     steps = 0
     while True:

@@ -1,12 +1,13 @@
-"""The env's compiled end and draw rules agree with `Game`, the readable reference.
+"""The compiled end and draw rules agree with an independent pure-Python reference.
 
 Games from the start and from random endgames (kings only, three kings v one, king v
 lone man, kings and men) under three move policies: random; "shuffle", which undoes
 its own last move to provoke repetitions; and "careful", which avoids offering a
 capture and repeating a position, so the slow rules (kings only, three kings v one,
-no progress) get to fire. After every whole move the env's counters must equal the
-`Game` record's, and the final results must be equal. Every draw rule a variant has
-must fire somewhere, so none of them goes untested.
+no progress) get to fire. After every whole move the env's counters must equal both
+its `Game` record's and the reference's (`reference_draw_rules.ReferenceGame`), and the
+results must be equal. Every draw rule a variant has must fire somewhere, so none of
+them goes untested.
 """
 
 from collections import Counter
@@ -18,6 +19,9 @@ from tammi_rl.env.draughts_env import DraughtsEnv
 from tammi_rl.rules import draw_rules as dr
 from tammi_rl.rules import movegen as mg
 from tammi_rl.rules.position import Position, from_int64
+from tammi_rl.rules.variant import load_variant
+
+from reference_draw_rules import ReferenceGame
 
 VARIANTS = ["russian", "english", "italian", "turkish", "brazilian", "international"]
 
@@ -56,6 +60,8 @@ def play_and_compare(env, rng, policy: str = "random") -> str:
     """Play one game to its end, comparing the env with its `Game` record after every move."""
     previous: dict[int, tuple[int, ...]] = {}
     seen = {env.position.key()}
+    reference = ReferenceGame(env.rules, env.position, env.max_plies)
+    assert env.result == reference.result
     while env.result is None:
         position = env.position
         moves = env.rules.legal_moves(position)
@@ -68,9 +74,11 @@ def play_and_compare(env, rng, policy: str = "random") -> str:
         previous[position.side] = move.path
         for action in env.codec.move_actions(position.side, move):
             env.step(action)
+        reference.play(move)
         c = env.game.counters()
         assert env.counters == (c.no_progress_plies, c.kings_only_plies, c.three_kings_plies, c.repetitions)
-        assert env.game.result == env.result
+        assert env.counters == reference.counters()
+        assert env.game.result == env.result == reference.result
         assert env.position == env.game.position
         seen.add(env.position.key())
     return env.result.reason
@@ -121,9 +129,7 @@ def test_repetition_table_grows_without_a_cap():
 
 
 def test_decide_order_and_params():
-    """Spot checks of the compiled decision order against RULES.md's precedence."""
-    from tammi_rl.rules.variant import load_variant
-
+    """Spot checks of the compiled decision order (no moves, king v man, repetition, ...)."""
     dp = dr.draw_params(load_variant("russian"), max_plies=10)
     board = np.array([0, 1 << 3, 0, 1 << 20], np.int64)  # one king each: kings only
     counters = np.array([0, 30, 0], np.int64)

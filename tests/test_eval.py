@@ -15,15 +15,15 @@ import torch
 
 from tammi_rl.cli import main
 from tammi_rl.eval.arena import Arena
-from tammi_rl.eval.commands import expand_specs
-from tammi_rl.mcts.agent import load_agent
+from tammi_rl.cli.evaluate import expand_specs
+from tammi_rl.players.mcts import load_agent
 from tammi_rl.nn.model import build_model
 from tammi_rl.players import PlayerSpecError
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.pdn import read_pdn
-from tammi_rl.train.checkpoint import make_checkpoint
-from tammi_rl.train.config import Config, NetworkConfig
-from tammi_rl.train.rundir import RunDir
+from tammi_rl.store.checkpoint import make_checkpoint
+from tammi_rl.config import Config, NetworkConfig
+from tammi_rl.store.rundir import RunDir
 
 TINY = NetworkConfig(blocks=1, channels=8, value_hidden=8)
 FAST = ["--sims", "2", "--max-plies", "30", "--quiet"]
@@ -137,7 +137,7 @@ def test_bad_inputs_exit_2_with_a_message(args: list[str], message: str, run_dir
 
 
 def test_training_eval_reports_elo_and_gating_keeps_an_equal_network(russian: Rules) -> None:
-    from tammi_rl.train.config import EvalConfig, GatingConfig
+    from tammi_rl.config import EvalConfig, GatingConfig
     from tammi_rl.train.evaluate import evaluate_vs_alphabeta, gate_vs_incumbent
 
     torch.manual_seed(0)

@@ -8,8 +8,8 @@ from pathlib import Path
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from tammi_rl.train.checkpoint import load_checkpoint
-from tammi_rl.train.config import load_config
+from tammi_rl.store.checkpoint import load_checkpoint
+from tammi_rl.config import load_config
 from tammi_rl.train.trainer import Trainer, train
 
 SMOKE = Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml"

@@ -8,7 +8,7 @@ import torch
 
 from tammi_rl.nn.model import build_model
 from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
-from tammi_rl.train.config import NetworkConfig, TrainConfig
+from tammi_rl.config import NetworkConfig, TrainConfig
 from tammi_rl.train.learner import Learner, dense_targets, masked_log_softmax, policy_value_loss, value_targets
 
 TINY = NetworkConfig(blocks=1, channels=16, value_hidden=16)

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tammi_rl.match import match_pdn, play_game, run_match
+from tammi_rl.eval.match import match_pdn, play_game, run_match
 from tammi_rl.players import parse_player_spec
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.pdn import read_pdn
 from tammi_rl.rules.variant import available_variants
-from tammi_rl.search.commands import render_board, run_match_command, run_play
-from tammi_rl.search.openings import OPENINGS_DIR, START, load_openings
+from tammi_rl.cli.play import run_match_command, run_play
+from tammi_rl.env.render import board_text
+from tammi_rl.eval.openings import OPENINGS_DIR, START, load_openings
 
 
 @pytest.mark.parametrize("variant", available_variants())
@@ -90,8 +91,8 @@ def test_play_command_with_typed_moves(monkeypatch: pytest.MonkeyPatch, tmp_path
 
 def test_render_board_shows_coordinates() -> None:
     rules = Rules.for_variant("russian")
-    board = render_board(rules, rules.start_position())
+    board = board_text(rules, rules.start_position())
     assert " a  b  c" in board and board.count("w") == 12 and board.count("b") == 13  # 12 men + file b
-    numeric = render_board(Rules.for_variant("english"), Rules.for_variant("english").start_position())
+    numeric = board_text(Rules.for_variant("english"), Rules.for_variant("english").start_position())
     assert "13" in numeric and "20" in numeric
     assert START.moves == ()

@@ -6,12 +6,11 @@ import numpy as np
 import pytest
 
 from tammi_rl.env.observation import JUMPED, OPP_KINGS, OPP_MEN, OWN_KINGS, OWN_MEN
-from tammi_rl.mcts.cursor import HopCursor
 from tammi_rl.mcts.search import BatchedSearch, RootState, considered_visit_schedule, uniform_evaluator
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.notation import format_move
-from tammi_rl.train.config import MCTSConfig
+from tammi_rl.config import MCTSConfig
 
 ALGORITHMS = ["gumbel", "puct"]
 
@@ -38,19 +37,18 @@ def best_move(rules: Rules, fen: str, algorithm: str, evaluator_kind: str, sims:
     search = BatchedSearch(rules, MCTSConfig(algorithm=algorithm), max_trees=1, max_simulations=sims)
     n = search.codec.n_actions
     evaluator = material_evaluator(n) if evaluator_kind == "material" else uniform_evaluator(n)
-    cursor = HopCursor(game, search.codec)
     rng = np.random.default_rng(0)
     value = None
     while True:
-        legal = cursor.legal_actions()
+        legal = game.legal_hops()
         if len(legal) == 1:
             action = legal[0]
         else:
-            res = search.run([cursor.root()], evaluator, sims, explore=False, rng=rng)[0]
+            res = search.run([RootState.of_game(game)], evaluator, sims, explore=False, rng=rng)[0]
             assert sorted(res.actions.tolist()) == legal  # edges are exactly the legal hops
             value = res.value if value is None else value
             action = res.action
-        move = cursor.advance(action)
+        move = game.play_hop(action)
         if move is not None:
             return format_move(rules, move), value
 
@@ -97,11 +95,10 @@ def test_gumbel_policy_target_is_a_distribution_that_improves_on_the_prior():
     rules = Rules.for_variant("russian")
     game = Game(rules, start=rules.parse_fen("W:Wb6,d4:Ba7"))
     search = BatchedSearch(rules, MCTSConfig(algorithm="gumbel"), max_trees=1, max_simulations=16)
-    cursor = HopCursor(game, search.codec)
-    res = search.run([cursor.root()], uniform_evaluator(search.codec.n_actions), 16, explore=True,
+    res = search.run([RootState.of_game(game)], uniform_evaluator(search.codec.n_actions), 16, explore=True,
                      rng=np.random.default_rng(1))[0]
     assert np.all(res.policy >= 0) and res.policy.sum() == pytest.approx(1.0)
-    assert sorted(res.actions.tolist()) == cursor.legal_actions()
+    assert sorted(res.actions.tolist()) == game.legal_hops()
     block = search.codec.hop_action[0, rules.square("d4"), rules.square("c5")]
     i = int(np.flatnonzero(res.actions == block)[0])
     assert res.prior[i] == pytest.approx(1.0 / 3)
@@ -115,7 +112,7 @@ def test_batched_roots_are_searched_independently():
     fens = ["W:WKh8,d2:BKa1", "W:Wa1,c3,e3,f2,g1:Bc5,e5,g7,a7,b8", "B:WKh8,c3:BKa1"]
     search = BatchedSearch(rules, MCTSConfig(algorithm="puct"), max_trees=3, max_simulations=64)
     evaluator = material_evaluator(search.codec.n_actions)
-    roots = [HopCursor(Game(rules, start=rules.parse_fen(f)), search.codec).root() for f in fens]
+    roots = [RootState.of_game(Game(rules, start=rules.parse_fen(f))) for f in fens]
     together = search.run(roots, evaluator, 64, explore=False, rng=np.random.default_rng(0))
     for root, res in zip(roots, together):
         alone = search.run([root], evaluator, 64, explore=False, rng=np.random.default_rng(0))[0]
@@ -128,13 +125,12 @@ def test_mid_chain_root_offers_only_continuations():
     rules = Rules.for_variant("russian")
     game = Game(rules, start=rules.parse_fen("W:WKc1:Bd2,f4,b6"))
     search = BatchedSearch(rules, MCTSConfig(), max_trees=1, max_simulations=16)
-    cursor = HopCursor(game, search.codec)
-    first = cursor.legal_actions()
+    first = game.legal_hops()
     assert len(first) == 1
-    assert cursor.advance(first[0]) is None  # c1:e3, the chain goes on
-    res = search.run([cursor.root()], uniform_evaluator(search.codec.n_actions), 16, explore=False,
+    assert game.play_hop(first[0]) is None  # c1:e3, the chain goes on
+    res = search.run([RootState.of_game(game)], uniform_evaluator(search.codec.n_actions), 16, explore=False,
                      rng=np.random.default_rng(0))[0]
-    assert sorted(res.actions.tolist()) == cursor.legal_actions()
+    assert sorted(res.actions.tolist()) == game.legal_hops()
     assert len(res.actions) == 3  # e3:g5, e3:h6 over f4 and e3:a7 over b6
 
 

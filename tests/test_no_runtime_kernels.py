@@ -16,17 +16,16 @@ import numpy as np
 from numba import types
 from numba.core.registry import CPUDispatcher
 
-from tammi_rl.env import observation, turn
+from tammi_rl.alphabeta import core, evaluation, zobrist
+from tammi_rl.alphabeta.driver import AlphaBeta, AlphaBetaConfig
+from tammi_rl.config import MCTSConfig
+from tammi_rl.env import observation
 from tammi_rl.env.draughts_env import DraughtsEnv
 from tammi_rl.mcts import tree
-from tammi_rl.mcts.search import BatchedSearch, uniform_evaluator
-from tammi_rl.mcts.cursor import HopCursor
-from tammi_rl.rules import draw_rules, movegen
+from tammi_rl.mcts.search import BatchedSearch, RootState, uniform_evaluator
+from tammi_rl.rules import draw_rules, movegen, turn
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
-from tammi_rl.search import core, evaluation, zobrist
-from tammi_rl.search.alphabeta import AlphaBeta, SearchConfig
-from tammi_rl.train.config import MCTSConfig
 
 MODULES = [movegen, draw_rules, turn, observation, tree, core, evaluation, zobrist]
 
@@ -58,11 +57,14 @@ def check_no_runtime_kernels() -> int:
         if term or trunc:
             _, info = env.reset()
     env.chain_state()
-    AlphaBeta(rules, SearchConfig(depth=3)).search(rules.start_position())
+    AlphaBeta(rules, AlphaBetaConfig(depth=3)).search(rules.start_position())
     russian = Rules.for_variant("russian")
     search = BatchedSearch(russian, MCTSConfig(), max_trees=2, max_simulations=16)
     game = Game(russian)
-    search.run([HopCursor(game, search.codec).root()] * 2, uniform_evaluator(search.codec.n_actions), 16,
+    for _ in range(6):
+        game.play(game.legal_moves()[0])
+    game.play_hop(game.legal_hops()[0])
+    search.run([RootState.of_game(game)] * 2, uniform_evaluator(search.codec.n_actions), 16,
                explore=True, rng=np.random.default_rng(0))
 
     checked = 0

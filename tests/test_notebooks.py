@@ -34,7 +34,7 @@ NOTEBOOKS = ["01_rules_and_env.ipynb", "02_training_run.ipynb", "03_inspect_agen
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory) -> Path:
     """A finished smoke run (configs/smoke.yaml: 2 iterations, checkpoints, one evaluation)."""
-    from tammi_rl.train.config import load_config
+    from tammi_rl.config import load_config
     from tammi_rl.train.trainer import train
 
     root = tmp_path_factory.mktemp("notebook_run")

@@ -1,7 +1,7 @@
 """Perft against published counts, and the compiled engine against an independent reference.
 
 `reference_movegen.Reference` is a slow pure-Python move generator written from
-RULES.md (coordinates, recursion, no bitboards). Here it is first checked against the
+the rules text (envs/README.md; coordinates, recursion, no bitboards). Here it is first checked against the
 published perft counts itself, then used as the oracle for the compiled engine over
 thousands of positions from seeded random playouts and random placements in every
 variant: the legal move sets must be equal (start, end, captured set, promotion), each
@@ -137,7 +137,7 @@ def test_engine_matches_reference_on_random_positions(pair):
 @pytest.mark.parametrize(
     "name, changes",
     [
-        ("turkish", {"promotion_in_chain": "continue"}),  # the RULES.md option
+        ("turkish", {"promotion_in_chain": "continue"}),  # the rules' option
         ("russian", {"capture_choice": "maximum"}),
         ("russian", {"promotion_in_chain": "at_end"}),
         ("brazilian", {"promotion_in_chain": "continue", "capture_choice": "free"}),

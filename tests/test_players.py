@@ -15,7 +15,6 @@ from tammi_rl.players import (
     PlayerSpecError,
     RandomPlayer,
     parse_player_spec,
-    reversible_history,
 )
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
@@ -87,7 +86,11 @@ def test_reversible_history_stops_at_irreversible_moves(rules: Rules) -> None:
     for text in ("c1-d2", "h8-g7", "h2-g3", "g7-h8", "d2-c1"):
         game.play(parse_move(rules, game.position, text))
     # h2-g3 (a man move) is irreversible: only the positions after it count
-    assert reversible_history(game) == game.positions[3:5]
+    assert game.reversible_history() == game.positions[3:5]
+    game.play(parse_move(rules, game.position, "f8-e7"))  # another man move: nothing before it
+    assert game.reversible_history() == []
+    game.play(parse_move(rules, game.position, "c1-d2"))
+    assert game.reversible_history() == [game.positions[-2]]
 
 
 def test_alphabeta_player_plays_legal_moves_in_a_game(rules: Rules) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tammi_rl.train.checkpoint import load_checkpoint
-from tammi_rl.train.config import ConfigError, load_config
+from tammi_rl.store.checkpoint import load_checkpoint
+from tammi_rl.config import ConfigError, load_config
 from tammi_rl.train.replay import ReplayBuffer
 from tammi_rl.train.trainer import Trainer, backend_factory, local_worker, resume_config, train
 
@@ -31,7 +31,7 @@ def smoke(tmp_path, *overrides):
 # --- without Ray ------------------------------------------------------------------------
 def test_trainer_does_not_import_ray():
     code = ("import sys, tammi_rl, tammi_rl.train.trainer, tammi_rl.distributed, tammi_rl.cli; "
-            "from tammi_rl.train.config import load_config; "
+            "from tammi_rl.config import load_config; "
             "from tammi_rl.train.trainer import backend_factory; "
             "backend_factory(load_config(None)); "
             "assert 'ray' not in sys.modules, 'ray was imported'")
@@ -43,7 +43,7 @@ def test_backend_choice_and_config_checks(tmp_path):
     cfg = smoke(tmp_path, "distributed.address=auto", "distributed.cpus_per_actor=0.5")
     assert cfg.distributed.backend == "ray" and cfg.distributed.address == "auto"
     for bad, needle in [("distributed.backend=spark", "allowed values: local, ray"),
-                        ("distributed.num_actors=0", "must be > 0"),
+                        ("distributed.num_actors=0", "must be >= 1"),
                         ("distributed.gpus_per_actor=-1", "must be >= 0"),
                         ("distributed.actors=2", "unknown key 'distributed.actors'")]:
         with pytest.raises(ConfigError, match=needle):

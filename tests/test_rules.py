@@ -1,9 +1,9 @@
-"""One hand-built position per rule of RULES.md, each with its exact set of legal moves.
+"""One hand-built position per rule of every variant (envs/README.md), each with its exact set of legal moves.
 
 Moves are written as notation paths (``c3xe5xg7``, ``22-18``) with the set of captured
 squares; squares follow each variant's notation (algebraic for Russian, Brazilian and
 Turkish; 1-32 for English and Italian, square 1 top-left as White sees the board,
-Black's men starting on 1-12). Every expected set was worked out by hand from RULES.md;
+Black's men starting on 1-12). Every expected set was worked out by hand from the rules;
 each test also checks that the independent reference generator agrees with it.
 """
 

@@ -7,8 +7,8 @@ import torch
 
 from tammi_rl.rules.engine import Rules
 from tammi_rl.selfplay.worker import SelfPlayWorker
-from tammi_rl.train.checkpoint import from_plain, to_plain
-from tammi_rl.train.config import load_config
+from tammi_rl.store.checkpoint import from_plain, to_plain
+from tammi_rl.config import load_config
 
 OVERRIDES = ["network.blocks=1", "network.channels=8", "network.value_hidden=8", "mcts.simulations=4",
              "mcts.gumbel_max_actions=4", "selfplay.parallel_games=4", "selfplay.games_per_iteration=4",

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from tammi_rl.train.checkpoint import CheckpointError, load_checkpoint
-from tammi_rl.train.config import load_config
+from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint
+from tammi_rl.config import load_config
 from tammi_rl.train.replay import ReplayBuffer
-from tammi_rl.train.rundir import RunDirError
+from tammi_rl.store.rundir import RunDirError
 from tammi_rl.train.trainer import resume_config, train
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,8 +21,8 @@ from tammi_rl.players import AlphaBetaPlayer
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.variant import available_variants
-from tammi_rl.search.alphabeta import AlphaBeta, SearchConfig
-from tammi_rl.search.openings import load_openings
+from tammi_rl.alphabeta.driver import AlphaBeta, AlphaBetaConfig
+from tammi_rl.eval.openings import load_openings
 
 
 MIDDLEGAMES = {
@@ -39,7 +39,7 @@ def middlegame(rules: Rules, plies: int = 20) -> Game:
     game = Game(rules)
     for move in load_openings(rules)[0].moves:
         game.play(move)
-    player = AlphaBetaPlayer(rules, SearchConfig(depth=3))
+    player = AlphaBetaPlayer(rules, AlphaBetaConfig(depth=3))
     def quiet(g: Game) -> bool:
         moves = g.legal_moves()
         return len(moves) >= 4 and not moves[0].captures
@@ -59,8 +59,8 @@ def main() -> None:
         rules = Rules.for_variant(name)
         fen = MIDDLEGAMES.get(name)
         pos = rules.parse_fen(fen) if fen else middlegame(rules).position
-        AlphaBeta(rules, SearchConfig(depth=2)).search(pos)  # warm-up: load compiled code
-        search = AlphaBeta(rules, SearchConfig(depth=None, time=args.seconds))
+        AlphaBeta(rules, AlphaBetaConfig(depth=2)).search(pos)  # warm-up: load compiled code
+        search = AlphaBeta(rules, AlphaBetaConfig(depth=None, time=args.seconds))
         cpu = time.process_time()
         result = search.search(pos)
         cpu = time.process_time() - cpu

@@ -24,7 +24,7 @@ from tammi_rl.mcts.search import BatchedSearch, RootState, uniform_evaluator
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.selfplay.worker import SelfPlayWorker
-from tammi_rl.train.config import load_config
+from tammi_rl.config import load_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

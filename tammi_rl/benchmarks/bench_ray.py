@@ -22,7 +22,7 @@ import torch
 
 from tammi_rl.nn.model import build_model
 from tammi_rl.rules.engine import Rules
-from tammi_rl.train.config import Config, load_config
+from tammi_rl.config import Config, load_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

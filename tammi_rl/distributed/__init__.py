@@ -1,4 +1,4 @@
-"""Distributed self-play (DESIGN.md decision 8).
+"""Distributed self-play: the same self-play workers on Ray actors, for more than one machine.
 
 `tammi_rl.distributed.ray_backend` runs self-play workers as Ray actors behind the
 trainer's `SelfPlayBackend` interface; the learner stays on the driver. Nothing here

@@ -1,4 +1,4 @@
-"""Self-play on Ray actors: a `SelfPlayBackend` for the trainer (DESIGN.md decision 8).
+"""Self-play on Ray actors: a `SelfPlayBackend` for the trainer.
 
     cfg = load_config("configs/russian.yaml", ["distributed.backend=ray", "distributed.address=auto"])
     train(cfg)   # the trainer picks this backend from cfg.distributed.backend
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from tammi_rl.rules.game import GameResult
     from tammi_rl.rules.variant import Variant
     from tammi_rl.selfplay.worker import SelfPlayResult
-    from tammi_rl.train.config import Config
+    from tammi_rl.config import Config
 
 START_TIMEOUT_S = 600.0
 """How long a new actor may take to start (waiting for free CPUs included)."""
@@ -71,7 +71,7 @@ class BatchId:
 
 
 @dataclass
-class GameRecord:
+class PlayedGame:
     """A finished game without its `Rules` (which would make every reply ~0.5 MB):
     what the trainer needs for PDN (moves, positions, result)."""
 
@@ -114,7 +114,7 @@ class SelfPlayActor:
             self.worker.set_weights(ray.get(weights[0]))
             self.version = version
         res = self.worker.play(n_games)
-        games = [GameRecord(list(g.moves), list(g.positions), g.result) for g in res.games]
+        games = [PlayedGame(list(g.moves), list(g.positions), g.result) for g in res.games]
         return batch_id, SelfPlayResult(res.samples, games, res.stats)
 
     def state_dict(self) -> dict:

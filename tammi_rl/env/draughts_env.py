@@ -8,7 +8,7 @@
         if terminated or truncated:
             break
 
-Actions: `tammi_rl.env.actions` (one hop, canonical frame of the side to move).
+Actions: `tammi_rl.rules.actions` (one hop, canonical frame of the side to move).
 Observations: `tammi_rl.env.observation` (planes from the side to move's view).
 ``info`` on reset and every step: ``action_mask`` (int8, exact), ``to_play``
 ("white"/"black") and ``player`` (0/1) of the side to move now, and at the end
@@ -16,9 +16,10 @@ Observations: `tammi_rl.env.observation` (planes from the side to move's view).
 a game ended by its rules is ``terminated``; a game stopped at ``max_plies`` is
 ``truncated`` with reward 0 and the variant's adjudication in ``info["result"]``.
 
-The compiled core (`tammi_rl.env.turn`) holds the whole game state, draw counters and
-result included, so a step costs two compiled calls (the hop, then the observation). `DraughtsEnv.game` is the same game
-as a `Game` record (moves, positions, PDN), built on demand from the moves played.
+The compiled turn machine (`tammi_rl.rules.turn`) holds the whole game state, draw
+counters and result included, so a step costs two compiled calls (the hop, then the
+observation). `DraughtsEnv.game` is the same game as a `Game` record (moves, positions,
+PDN), built on demand from the moves played.
 """
 
 from __future__ import annotations
@@ -30,15 +31,17 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from tammi_rl.env import turn as tc
-from tammi_rl.env.actions import ActionCodec, codec_for
+from tammi_rl.env import render
 from tammi_rl.env.observation import ObservationEncoder, observe
 from tammi_rl.rules import draw_rules as dr
 from tammi_rl.rules import movegen as mg
+from tammi_rl.rules import turn as tc
+from tammi_rl.rules.actions import ActionCodec, codec_for
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import MoveError
-from tammi_rl.rules.game import REASONS, Game, GameResult
-from tammi_rl.rules.position import COLOR_NAMES, Move, Position, from_int64
+from tammi_rl.rules.game import Game, board_position, row_move
+from tammi_rl.rules.position import COLOR_NAMES, Move, Position
+from tammi_rl.rules.results import REASONS, GameResult
 from tammi_rl.rules.variant import Variant
 
 ILLEGAL_ACTION_MODES = ("raise", "lose")
@@ -49,15 +52,6 @@ DEFAULT_MAX_PLIES = 400
 
 class IllegalActionError(MoveError):
     """An action that is not a legal hop now (the message names it and the legal ones)."""
-
-
-_F_PATH, _F_CAPS = mg.F_PATH, mg.F_CAPS
-
-
-def _row_move(row: list[int]) -> Move:
-    """A whole-move row of the compiled core (as a list) as a `Move`."""
-    plen, ncap = row[mg.F_PATH_LEN], row[mg.F_NCAP]
-    return Move(tuple(row[_F_PATH : _F_PATH + plen]), tuple(row[_F_CAPS : _F_CAPS + ncap]), row[mg.F_PROMOTES] == 1)
 
 
 def _as_int(action: Any) -> int:
@@ -115,9 +109,7 @@ class DraughtsEnv(gym.Env):
         self.observation_space = spaces.Box(0.0, 1.0, self.encoder.shape, dtype=np.float32)
         # With a cap the repetition table never outgrows max_plies + 1 rows; without one it grows.
         self._state, self._buf, self._history = tc.new_state(history_rows=(self.max_plies or 62) + 2)
-        e, c = self.encoder, self.codec
-        self._tables = tc.build_tables(self.rules.params, self.rules.rays, c.hop_action, e.cell_row, e.cell_col,
-                                       e.limits, e.size, c.n_actions, dr.draw_params(self.variant, self.max_plies))
+        self._tables = tc.build_tables(self.rules, self.max_plies)
         self._mask = np.zeros(self.codec.n_actions, dtype=np.int8)
         self._last_row = self._state[tc.S_LAST :]
         self._last_head = self._state[tc.S_LAST : tc.S_LAST + mg.F_PATH_LEN + 1]
@@ -225,9 +217,9 @@ class DraughtsEnv(gym.Env):
             key = (head[mg.F_FROM], head[mg.F_TO], head[mg.F_CAPTURED], head[mg.F_PROMOTES])
             move = self._moves_cache.get(key)
             if move is None:
-                move = self._moves_cache[key] = _row_move(self._last_row.tolist())
+                move = self._moves_cache[key] = row_move(self._last_row.tolist())
         else:
-            move = _row_move(self._last_row.tolist())
+            move = row_move(self._last_row.tolist())
         self.last_move = move
         self._moves.append(move)
         s = self._state
@@ -271,8 +263,7 @@ class DraughtsEnv(gym.Env):
     @property
     def position(self) -> Position:
         """The position at the start of the current turn (mid-chain: before the chain's first hop)."""
-        s = self._state
-        return Position(from_int64(s[0]), from_int64(s[1]), from_int64(s[2]), from_int64(s[3]), int(s[tc.S_SIDE]))
+        return board_position(self._state[tc.S_BOARD : tc.S_BOARD + 4], self._state[tc.S_SIDE])
 
     @property
     def result(self) -> GameResult | None:
@@ -308,7 +299,7 @@ class DraughtsEnv(gym.Env):
     def chain_state(self) -> tuple[Position, int, int]:
         """The board as it stands mid-chain, the square of the piece that must continue
         (-1 at the start of a turn) and the bitboard of pieces jumped so far."""
-        mw, kw, mb, kb, cur, jumped = tc.chain_view(self._state, self._buf, self._tables)
+        mw, kw, mb, kb, cur, jumped = tc.state_chain_view(self._state, self._buf, self._tables)
         pos = Position(*(int(x) & ((1 << 64) - 1) for x in (mw, kw, mb, kb)), self.to_play)
         return pos, int(cur), int(jumped) & ((1 << 64) - 1)
 
@@ -343,11 +334,7 @@ class DraughtsEnv(gym.Env):
         if self.render_mode is None:
             gym.logger.warn("render() called without render_mode; pass render_mode='ansi', 'rgb_array' or 'svg'")
             return None
-        from tammi_rl.env import render
-
         return render.render_env(self, self.render_mode)
 
     def _repr_svg_(self) -> str:
-        from tammi_rl.env import render
-
         return render.render_env(self, "svg")

@@ -3,7 +3,7 @@
 An observation is ``float32 [N_PLANES, H, W]`` with ``H = W = board_size``, seen from
 the side to move: ``obs[p, r, c]`` is row ``r`` counted from the side to move's own back
 row and column ``c`` counted from its left (for Black the board is rotated 180 degrees,
-the same canonical frame as the actions, see `tammi_rl.env.actions`). Only playable
+the same canonical frame as the actions, see `tammi_rl.rules.actions`). Only playable
 squares can be non-zero in the piece planes.
 
 Planes, in order:
@@ -35,13 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from tammi_rl.env.actions import canonical_square
-from tammi_rl.env import turn as tc
-from tammi_rl.jit_cache import drop_stale_cache
-from tammi_rl.rules import draw_rules as _draw_rules
-from tammi_rl.rules import movegen as _movegen
-
-drop_stale_cache(__file__, [tc, _movegen, _draw_rules])  # encode_planes inlines the turn kernels
+from tammi_rl.rules import turn as tm
 from tammi_rl.rules.engine import Rules
 
 OWN_MEN, OWN_KINGS, OPP_MEN, OPP_KINGS = 0, 1, 2, 3
@@ -55,17 +49,20 @@ PLANE_NAMES = (
 
 
 @njit(cache=True, _nrt=False)
-def encode_planes(state, buf, tables, side, obs):
-    """Write the planes of the current state, seen by ``side`` (normally the side to move),
-    into ``obs`` (``float32 [N_PLANES, H, W]``, zeroed)."""
-    mw, kw, mb, kb, cur, jumped = tc.chain_view(state, buf, tables)
+def encode_planes(mw, kw, mb, kb, cur, jumped, side, counters, tables, obs):
+    """Write the planes of a board seen by ``side`` into ``obs`` (``float32 [N_PLANES, H, W]``,
+    zeroed): the four bitboards as they stand (mid-chain: `tammi_rl.rules.turn.chain_view`),
+    the square of the piece that must continue (-1: none), the bitboard of jumped pieces, and
+    the raw ``counters`` (int64 [4]: no progress, kings only, three kings, repetitions).
+
+    The one plane encoder: the env and the search trees both call it."""
     if side == 0:
         own_men, own_kings, opp_men, opp_kings = mw, kw, mb, kb
     else:
         own_men, own_kings, opp_men, opp_kings = mb, kb, mw, kw
-    nsq = tables[tc.X_NSQ]
-    rows = tables[tables[tc.X_CELL_ROW] + side * nsq:]
-    cols = tables[tables[tc.X_CELL_COL] + side * nsq:]
+    nsq = tables[tm.X_NSQ]
+    rows = tables[tables[tm.X_CELL_ROW] + side * nsq:]
+    cols = tables[tables[tm.X_CELL_COL] + side * nsq:]
     for sq in range(nsq):
         r = rows[sq]
         c = cols[sq]
@@ -83,28 +80,30 @@ def encode_planes(state, buf, tables, side, obs):
     if cur >= 0:
         obs[CHAIN_PIECE, rows[cur], cols[cur]] = 1.0
     for i in range(4):
-        limit = tables[tc.X_LIMITS + i]
+        limit = tables[tm.X_LIMITS + i]
         if limit > 0:
-            v = min(1.0, max(0.0, state[tc.S_COUNTERS + i] / limit))
+            v = min(1.0, max(0.0, counters[i] / limit))
             if v != 0.0:
                 obs[NO_PROGRESS + i, :, :] = v
 
 
 @njit(cache=True)
 def observe(state, buf, tables, side):
-    """A fresh observation seen by ``side`` and its action mask (empty unless ``side`` is to move)."""
-    size = tables[tc.X_SIZE]
+    """A fresh observation of the game in ``state`` seen by ``side`` and its action mask
+    (empty unless ``side`` is to move)."""
+    size = tables[tm.X_SIZE]
     obs = np.zeros((N_PLANES, size, size), np.float32)
-    encode_planes(state, buf, tables, side, obs)
-    mask = np.zeros(tables[tc.X_NACT], np.int8)
-    if side == state[tc.S_SIDE]:
-        tc.fill_mask(state, buf, tables, mask)
+    mw, kw, mb, kb, cur, jumped = tm.state_chain_view(state, buf, tables)
+    encode_planes(mw, kw, mb, kb, cur, jumped, side, state[tm.S_COUNTERS : tm.S_COUNTERS + 4], tables, obs)
+    mask = np.zeros(tables[tm.X_NACT], np.int8)
+    if side == state[tm.S_SIDE]:
+        tm.fill_mask(state, buf, tables, mask)
     return obs, mask
 
 
 @dataclass(frozen=True, eq=False)
 class ObservationEncoder:
-    """Per-variant tables for `encode_planes`: canonical cells and counter limits."""
+    """The shape and per-variant tables of the observations (for inspection and plotting)."""
 
     size: int
     cell_row: np.ndarray
@@ -123,16 +122,8 @@ class ObservationEncoder:
 
     @classmethod
     def for_rules(cls, rules: Rules) -> "ObservationEncoder":
-        g = rules.geometry
-        nsq, size = g.n_squares, g.size
-        cell_row = np.zeros((2, nsq), dtype=np.int64)
-        cell_col = np.zeros((2, nsq), dtype=np.int64)
+        size = rules.geometry.size
+        cell_row, cell_col = tm.canonical_cells(rules)
         playable = np.zeros((size, size), dtype=np.float32)
-        for side in (0, 1):
-            for sq in range(nsq):
-                r, c = g.coords[canonical_square(nsq, side, sq)]
-                cell_row[side, sq], cell_col[side, sq] = r, c
-                playable[r, c] = 1.0
-        d = rules.variant.draw
-        limits = (2 * d.no_progress_moves, 2 * d.kings_only_moves, 2 * d.three_kings_vs_one_moves, d.repetition)
-        return cls(size, cell_row, cell_col, playable, limits)
+        playable[cell_row[0], cell_col[0]] = 1.0
+        return cls(size, cell_row, cell_col, playable, tm.counter_limits(rules))

@@ -69,14 +69,19 @@ def _cells(view: BoardView):
 
 
 # --- ANSI --------------------------------------------------------------------------
-def render_ansi(view: BoardView) -> str:
-    """Text board: ``w``/``b`` men, ``W``/``B`` kings, ``.`` empty playable squares,
-    ``( )`` around squares of the last move, ``[ ]`` around captured or jumped squares,
-    ``< >`` around the piece that must continue; files and rows at the edges."""
+def render_ansi(view: BoardView, square_numbers: bool = False) -> str:
+    """Text board: ``w``/``b`` men, ``W``/``B`` kings, ``.`` empty playable squares (their
+    number instead, with ``square_numbers`` in a numeric variant), ``( )`` around squares
+    of the last move, ``[ ]`` around captured or jumped squares, ``< >`` around the piece
+    that must continue; files and rows at the edges."""
     g = view.rules.geometry
     size = g.size
+    numbers = square_numbers and view.rules.variant.notation == "numeric"
     grid = [["   "] * size for _ in range(size)]
     for sq, row, col, piece in _cells(view):
+        if piece is None and numbers:
+            grid[row][col] = f"{g.names[sq]:>2} "  # two digits leave no room for a mark
+            continue
         ch = piece or "."
         if sq == view.chain_piece:
             cell = f"<{ch}>"
@@ -202,6 +207,13 @@ class SvgBoard:
 
     def __str__(self) -> str:
         return render_ansi(self.view)
+
+
+def board_text(rules: Rules, position: Position, last_move: Move | None = None) -> str:
+    """The terminal board of a position: `render_ansi` with square numbers and no status line."""
+    path = last_move.path if last_move else ()
+    captured = last_move.captured_mask if last_move else 0
+    return render_ansi(BoardView(rules, position, path, captured), square_numbers=True)
 
 
 def board_svg(rules: Rules, position: Position, last_move: Move | None = None) -> SvgBoard:

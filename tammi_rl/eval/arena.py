@@ -5,7 +5,7 @@
     fit = fit_elo(arena.elo_games(), anchor=alphabeta.name)
     Path("games.pdn").write_text(arena.pdn())
 
-Matches run through `tammi_rl.match.run_match` (openings in pairs, colours swapped within
+Matches run through `tammi_rl.eval.match.run_match` (openings in pairs, colours swapped within
 each pair, the variant's balanced openings by default). Every match gets its own seed
 (``seed + index``) so the same arena replays exactly with deterministic players.
 """
@@ -16,11 +16,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 from tammi_rl.eval.elo import EloGame
-from tammi_rl.match import DEFAULT_MAX_PLIES, MatchGame, MatchResult, match_pdn, run_match
+from tammi_rl.eval.match import DEFAULT_MAX_PLIES, MatchGame, MatchResult, match_pdn, run_match
 from tammi_rl.players import Player
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.search.openings import Opening, load_openings
+from tammi_rl.eval.openings import Opening, load_openings
 
 
 class ArenaError(TammiError):

@@ -12,7 +12,7 @@ moves first and ``j`` second, the first mover's expected score is
 with ``a`` the first-move advantage in Elo, one parameter shared by all games.
 **Draws count as half a win and half a loss**: each game adds
 ``s * log p + (1 - s) * log(1 - p)`` to the log-likelihood with ``s`` in {0, 1/2, 1}
-(the same expected-score model as the per-match Elo of `tammi_rl.match`, so the two
+(the same expected-score model as the per-match Elo of `tammi_rl.eval.match`, so the two
 agree). The anchor's rating is fixed (0 by default); the other ratings and ``a`` are
 found by Newton's method (with step halving) on the log-likelihood.
 

@@ -19,11 +19,11 @@ from typing import Callable, Sequence
 
 from tammi_rl.eval.arena import Arena
 from tammi_rl.eval.elo import EloFit, fit_elo
-from tammi_rl.match import MatchGame, MatchResult
+from tammi_rl.eval.match import MatchGame, MatchResult
 from tammi_rl.players import Player
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.train.checkpoint import CheckpointError, load_checkpoint
-from tammi_rl.train.rundir import RunDir
+from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint
+from tammi_rl.store.rundir import RunDir
 
 
 @dataclass(frozen=True)

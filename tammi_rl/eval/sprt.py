@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from tammi_rl.eval.elo import expected_score
-from tammi_rl.match import DEFAULT_MAX_PLIES, run_match
+from tammi_rl.eval.match import DEFAULT_MAX_PLIES, run_match
 from tammi_rl.players import Player
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.search.openings import START, Opening, load_openings
+from tammi_rl.eval.openings import START, Opening, load_openings
 
 
 def check_sprt_parameters(elo0: float, elo1: float, alpha: float, beta: float) -> None:

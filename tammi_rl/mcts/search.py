@@ -18,16 +18,18 @@ from typing import Callable
 
 import numpy as np
 
-from tammi_rl.env.actions import ActionCodec, canonical_square
+from tammi_rl.config import MCTSConfig
 from tammi_rl.env.observation import N_PLANES
 from tammi_rl.mcts import tree as tr
 from tammi_rl.rules import movegen as mg
-from tammi_rl.rules.draw_rules import draw_params
+from tammi_rl.rules import turn as tm
+from tammi_rl.rules.actions import ActionCodec, codec_for
 from tammi_rl.rules.engine import Rules
-from tammi_rl.train.config import MCTSConfig
+from tammi_rl.rules.game import Game
 
 Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-_NOT_CONSIDERED = -1e300
+"""``evaluate(obs float32 [L, C, H, W]) -> (logits float32 [L, A], values float32 [L])``;
+each value is for the leaf's side to move."""
 
 
 @dataclass
@@ -36,15 +38,25 @@ class RootState:
     played in this turn (path prefix, starting square first), and the draw counters."""
 
     board: tuple[int, int, int, int, int]
+    """White men, white kings, black men, black kings (int64 bitboards), side to move."""
     path: tuple[int, ...] = ()
+    """Squares visited so far in this turn: the start square, then each landing square."""
     no_progress: int = 0
     kings_only: int = 0
     three_kings: int = 0
     repetition: int = 1
+    """Occurrences of this position so far, this one included."""
+
+    @classmethod
+    def of_game(cls, game: Game) -> "RootState":
+        """The search root of ``game`` now (mid-chain: after the hops played)."""
+        c = game.counters()
+        return cls(board=game.position.as_int64(), path=game.chain_path(), no_progress=c.no_progress_plies,
+                   kings_only=c.kings_only_plies, three_kings=c.three_kings_plies, repetition=c.repetitions)
 
 
 @dataclass
-class SearchResult:
+class MCTSResult:
     """One root's outcome. ``actions``: legal hops; ``policy``: the search policy over them
     (Gumbel: improved policy; PUCT: visit shares); ``action``: the chosen hop; ``value``:
     the searched value for the side to move; ``obs``: the root's planes."""
@@ -84,36 +96,23 @@ class BatchedSearch:
                  edges_per_node: int = 64) -> None:
         self.rules = rules
         self.cfg = cfg
-        self.codec = ActionCodec.for_rules(rules)
+        self.codec: ActionCodec = codec_for(rules)
         g = rules.geometry
         self.obs_shape = (N_PLANES, g.size, g.size)
-        self.cell_row = np.zeros((2, g.n_squares), np.int64)
-        self.cell_col = np.zeros((2, g.n_squares), np.int64)
-        for side in (0, 1):
-            for sq in range(g.n_squares):
-                self.cell_row[side, sq], self.cell_col[side, sq] = g.coords[canonical_square(g.n_squares, side, sq)]
         self.max_trees = max_trees
         self.max_simulations = max_simulations
+        self.tables = tm.build_tables(rules, max_plies=None)  # the length cap is not applied in the tree
+        self.params = tr.search_params(cfg.algorithm, cfg.c_puct, cfg.gumbel_c_visit, cfg.gumbel_c_scale)
         n_nodes = max_simulations + 2
         n_edges = n_nodes * edges_per_node
         b = max_trees
-        self.nodes_i = np.zeros((b, n_nodes, tr.N_I), np.int64)
-        self.nodes_f = np.zeros((b, n_nodes, tr.N_F), np.float64)
-        self.n_nodes = np.zeros(b, np.int64)
-        self.n_edges = np.zeros(b, np.int64)
-        self.edge_action = np.zeros((b, n_edges), np.int64)
-        self.edge_child = np.full((b, n_edges), -1, np.int64)
-        self.edge_prior = np.zeros((b, n_edges), np.float64)
-        self.edge_logit = np.zeros((b, n_edges), np.float64)
-        self.edge_gumbel = np.zeros((b, n_edges), np.float64)
+        self.nodes_i = np.zeros((b, n_nodes, tr.NI_COUNT), np.int64)
+        self.nodes_f = np.zeros((b, n_nodes, tr.NF_COUNT), np.float64)
+        self.edges_i = np.zeros((b, n_edges, tr.EI_COUNT), np.int64)
+        self.edges_f = np.zeros((b, n_edges, tr.EF_COUNT), np.float64)
+        self.trees_i = np.zeros((b, tr.TI_COUNT), np.int64)
         self.obs = np.zeros((b, *self.obs_shape), np.float32)
-        self.leaf_node = np.zeros(b, np.int64)
         self.leaf_actions = np.zeros((b, mg.MAX_MOVES), np.int64)
-        self.leaf_n_actions = np.zeros(b, np.int64)
-        self.buf = np.zeros((mg.MAX_MOVES, mg.N_FIELDS), np.int64)
-        self.alive = np.zeros(mg.MAX_MOVES, np.int64)
-        self.scratch_q = np.zeros(mg.MAX_MOVES, np.float64)
-        self.limits = draw_params(rules.variant, max_plies=None)  # the cap is not applied in the tree
         # statistics of the last run, for the self-play throughput report
         self.nn_seconds = 0.0
         self.nn_calls = 0
@@ -121,7 +120,7 @@ class BatchedSearch:
 
     # --- one search --------------------------------------------------------------------
     def run(self, roots: list[RootState], evaluator: Evaluator, simulations: int | np.ndarray, explore: bool,
-            rng: np.random.Generator, greedy: np.ndarray | None = None) -> list[SearchResult]:
+            rng: np.random.Generator, greedy: np.ndarray | None = None) -> list[MCTSResult]:
         """Search every root; ``simulations`` (one count, or one per root) includes the root's
         own evaluation. ``explore`` adds root noise (Gumbel or Dirichlet); PUCT samples its
         move from the visit counts unless ``greedy[t]``."""
@@ -130,42 +129,33 @@ class BatchedSearch:
             raise ValueError(f"{b} roots but the search was built for {self.max_trees}")
         sims = np.broadcast_to(np.asarray(simulations, np.int64), (b,))
         sims = np.clip(sims, 1, self.max_simulations)
-        active = np.zeros(self.max_trees, np.bool_)
-        active[:b] = True
-        states = np.full((self.max_trees, 6 + mg.MAX_PATH), -1, np.int64)
-        counters = np.zeros((self.max_trees, 3), np.int64)
-        repetition = np.ones(self.max_trees, np.int64)
+        active = self.trees_i[:, tr.TI_ACTIVE]
+        active[:] = 0
+        active[:b] = 1
+        states = np.full((self.max_trees, tr.R_COUNT), -1, np.int64)
         for t, root in enumerate(roots):
-            states[t, :5] = root.board
-            states[t, 5] = max(0, len(root.path) - 1)
-            states[t, 6:6 + len(root.path)] = root.path
-            counters[t] = (root.no_progress, root.kings_only, root.three_kings)
-            repetition[t] = root.repetition
-        self.n_edges[:] = 0
-        tr.init_roots(self.nodes_i, self.nodes_f, self.n_nodes, states, counters, active)
+            states[t, tr.R_BOARD : tr.R_BOARD + 5] = root.board
+            states[t, tr.R_HOPS] = max(0, len(root.path) - 1)
+            states[t, tr.R_PATH : tr.R_PATH + len(root.path)] = root.path
+            states[t, tr.R_COUNTERS : tr.R_COUNTERS + 3] = (root.no_progress, root.kings_only, root.three_kings)
+            states[t, tr.R_REPETITION] = root.repetition
+        tr.init_roots(self.nodes_i, self.nodes_f, self.edges_i, self.trees_i, states)
         most = int(sims.max())
         schedules = np.zeros((self.max_trees, most + 1), np.int64)
         # Simulation 0 evaluates and expands the roots.
-        self._step(active, 0, schedules, repetition, evaluator)
+        self._step(0, schedules, evaluator)
         root_obs = self.obs[:b].copy()
         self._prepare_roots(b, explore, rng, schedules, sims)
         for sim in range(1, most):
             active[:b] = sims > sim
-            self._step(active, sim - 1, schedules, repetition, evaluator)
+            self._step(sim - 1, schedules, evaluator)
         greedy = np.zeros(b, np.bool_) if greedy is None else greedy
         return [self._result(t, root_obs[t], explore and not greedy[t], rng) for t in range(b)]
 
-    def _step(self, active, sim, schedules, repetition, evaluator: Evaluator) -> None:
-        cfg = self.cfg
-        tr.select_leaves(
-            self.nodes_i, self.nodes_f, self.n_nodes, self.edge_action, self.edge_child, self.edge_prior,
-            self.edge_logit, self.edge_gumbel, active, sim, schedules,
-            0 if cfg.algorithm == "puct" else 1, cfg.c_puct, cfg.gumbel_c_visit, cfg.gumbel_c_scale,
-            self.rules.rays, self.rules.params, self.codec.hop_action, self.limits,
-            self.cell_row, self.cell_col, repetition, self.obs,
-            self.leaf_node, self.leaf_actions, self.leaf_n_actions, self.buf, self.alive, self.scratch_q,
-        )
-        need = np.flatnonzero(self.leaf_n_actions > 0)
+    def _step(self, sim: int, schedules: np.ndarray, evaluator: Evaluator) -> None:
+        tr.select_leaves(self.nodes_i, self.nodes_f, self.edges_i, self.edges_f, self.trees_i, sim, schedules,
+                         self.params, self.tables, self.obs, self.leaf_actions)
+        need = np.flatnonzero(self.trees_i[:, tr.TI_LEAF_N_ACTIONS] > 0)
         logits = np.zeros((self.max_trees, self.codec.n_actions), np.float32)
         values = np.zeros(self.max_trees, np.float32)
         if len(need):
@@ -176,55 +166,56 @@ class BatchedSearch:
             self.nn_positions += len(need)
             logits[need] = out_logits
             values[need] = out_values
-        tr.expand_and_backup(
-            self.nodes_i, self.nodes_f, self.n_edges, self.edge_action, self.edge_child, self.edge_prior,
-            self.edge_logit, self.leaf_node, self.leaf_actions, self.leaf_n_actions, logits, values,
-        )
+        tr.expand_and_backup(self.nodes_i, self.nodes_f, self.edges_i, self.edges_f, self.trees_i,
+                             self.leaf_actions, logits, values)
+
+    def _root_edges(self, t: int) -> slice:
+        first = int(self.nodes_i[t, 0, tr.NI_FIRST_EDGE])
+        return slice(first, first + max(0, int(self.nodes_i[t, 0, tr.NI_N_EDGES])))
 
     def _prepare_roots(self, b: int, explore: bool, rng: np.random.Generator, schedules: np.ndarray,
                        sims: np.ndarray) -> None:
         """Root exploration: Gumbel noise and the considered set, or Dirichlet noise (PUCT)."""
         cfg = self.cfg
         for t in range(b):
-            ne = int(self.nodes_i[t, 0, tr.I_N_EDGES])
+            sl = self._root_edges(t)
+            ne = sl.stop - sl.start
             if ne <= 0:
                 continue
-            first = int(self.nodes_i[t, 0, tr.I_FIRST_EDGE])
-            sl = slice(first, first + ne)
             if cfg.algorithm == "puct":
                 if explore and ne > 1:
                     noise = rng.dirichlet([cfg.dirichlet_alpha] * ne)
                     f = cfg.dirichlet_fraction
-                    self.edge_prior[t, sl] = (1 - f) * self.edge_prior[t, sl] + f * noise
+                    prior = self.edges_f[t, sl, tr.EF_PRIOR]
+                    self.edges_f[t, sl, tr.EF_PRIOR] = (1 - f) * prior + f * noise
                 continue
             gumbel = rng.gumbel(size=ne) if explore else np.zeros(ne)
             m = min(cfg.gumbel_max_actions, ne)
-            score = gumbel + self.edge_logit[t, sl]
+            score = gumbel + self.edges_f[t, sl, tr.EF_LOGIT]
             considered = np.argsort(-score, kind="stable")[:m]
-            g = np.full(ne, _NOT_CONSIDERED)
+            g = np.full(ne, tr.NOT_CONSIDERED)
             g[considered] = gumbel[considered]
-            self.edge_gumbel[t, sl] = g
+            self.edges_f[t, sl, tr.EF_GUMBEL] = g
             schedules[t, :sims[t]] = considered_visit_schedule(m, int(sims[t]))
 
-    def _result(self, t: int, obs: np.ndarray, explore: bool, rng: np.random.Generator) -> SearchResult:
+    def _result(self, t: int, obs: np.ndarray, explore: bool, rng: np.random.Generator) -> MCTSResult:
         cfg = self.cfg
-        ne = int(self.nodes_i[t, 0, tr.I_N_EDGES])
+        sl = self._root_edges(t)
+        ne = sl.stop - sl.start
         actions = np.zeros(ne, np.int64)
         visits = np.zeros(ne, np.int64)
         q = np.zeros(ne, np.float64)
         improved = np.zeros(ne, np.float64)
         score = np.zeros(ne, np.float64)
-        tr.root_statistics(self.nodes_i, self.nodes_f, self.edge_action, self.edge_child, self.edge_prior,
-                           self.edge_logit, self.edge_gumbel, t, cfg.gumbel_c_visit, cfg.gumbel_c_scale,
+        tr.root_statistics(self.nodes_i, self.nodes_f, self.edges_i, self.edges_f, t, self.params,
                            actions, visits, q, improved, score)
-        first = int(self.nodes_i[t, 0, tr.I_FIRST_EDGE])
-        prior = self.edge_prior[t, first:first + ne].copy()
-        side = int(self.nodes_i[t, 0, tr.I_BOARD + 4])
-        root_visits = int(self.nodes_i[t, 0, tr.I_VISITS])
-        value = float(self.nodes_f[t, 0, tr.F_VALUE_SUM]) / max(1, root_visits)
+        prior = self.edges_f[t, sl, tr.EF_PRIOR].copy()
+        side = int(self.nodes_i[t, 0, tr.NI_BOARD + 4])
+        root_visits = int(self.nodes_i[t, 0, tr.NI_VISITS])
+        value = float(self.nodes_f[t, 0, tr.NF_VALUE_SUM]) / max(1, root_visits)
         value = value if side == 0 else -value
         if ne == 0:
-            return SearchResult(actions, visits, improved, -1, value, obs, prior)
+            return MCTSResult(actions, visits, improved, -1, value, obs, prior)
         if cfg.algorithm == "puct":
             total = visits.sum()
             policy = visits / total if total > 0 else prior
@@ -233,12 +224,12 @@ class BatchedSearch:
                 choice = int(rng.choice(ne, p=weights / weights.sum()))
             else:
                 choice = int(np.argmax(visits))
-            return SearchResult(actions, visits, policy, int(actions[choice]), value, obs, prior)
-        considered = self.edge_gumbel[t, first:first + ne] > _NOT_CONSIDERED / 2
+            return MCTSResult(actions, visits, policy, int(actions[choice]), value, obs, prior)
+        considered = self.edges_f[t, sl, tr.EF_GUMBEL] > tr.NOT_CONSIDERED / 2
         most = visits[considered].max()
         candidates = np.flatnonzero(considered & (visits == most))
         choice = int(candidates[np.argmax(score[candidates])])
-        return SearchResult(actions, visits, improved, int(actions[choice]), value, obs, prior)
+        return MCTSResult(actions, visits, improved, int(actions[choice]), value, obs, prior)
 
 
 def uniform_evaluator(n_actions: int) -> Evaluator:

@@ -1,8 +1,8 @@
 """Compiled batched search trees over hop actions (numba, no recursion).
 
-One `Trees` value holds B independent trees (one per game searched together) as flat
-arrays, in the spirit of mctx's batched tree but with numba kernels instead of
-vectorised array programs. A simulation step is three calls:
+B independent trees (one per game searched together) live in flat arrays, in the spirit
+of mctx's batched tree but with numba kernels instead of vectorised array programs. A
+simulation step is three calls:
 
 1. `select_leaves`: per tree, walk from the root to a leaf (creating the child node the
    walk steps into), and write the leaf's observation planes and legal hops;
@@ -10,16 +10,27 @@ vectorised array programs. A simulation step is three calls:
 3. `expand_and_backup`: give the leaves their children (priors from the policy) and
    back the values up the paths.
 
-Node state. A node is a state of the game between two hops: the board at the start of
-the current turn, the hops already played in this turn (the path prefix of the whole
-move being built) and the draw counters at the start of the turn. Its legal hops are
-the next hops of the legal whole moves that start with that prefix (see
-`tammi_rl.env.turn`). Hops by the same player can follow each other, so values are
-PLAYER-INDEXED (DESIGN decision 3): each node stores the sum of backed-up values from
-WHITE's point of view, and a parent reads its child's value with its own sign.
+Arrays (B trees, N nodes and E edges per tree; shapes as ``[B, N, NI_COUNT]`` etc.):
+
+* ``nodes_i`` int64 ``[B, N, NI_COUNT]``, ``nodes_f`` float64 ``[B, N, NF_COUNT]``: nodes.
+* ``edges_i`` int64 ``[B, E, EI_COUNT]``, ``edges_f`` float64 ``[B, E, EF_COUNT]``: edges;
+  the edges of a node are the contiguous slice ``[first, first + n)``.
+* ``trees_i`` int64 ``[B, TI_COUNT]``: per-tree counts, flags and the last leaf.
+* ``params`` float64 ``[SP_COUNT]``: the search settings (`search_params`).
+* ``tables``: the variant's packed tables (`tammi_rl.rules.turn.build_tables`, no length cap).
+
+A node is a state of the game between two hops: the board at the start of the current
+turn, the hops already played in this turn (the path prefix of the whole move being
+built) and the draw counters at the start of the turn. Its legal hops, the finished
+moves and the game end come from the turn machine (`tammi_rl.rules.turn`), its planes
+from the one observation encoder (`tammi_rl.env.observation`). Hops by the same player
+can follow each other, so values are PLAYER-INDEXED: each node stores the sum of
+backed-up values from WHITE's point of view, and a parent reads its child's value with
+its own sign.
 
 Simplifications, stated: repetition draws are not detected inside the tree (the root
-knows the real repetition count); the length cap is not applied inside the tree.
+knows the real repetition count, shown in its planes); the length cap is not applied
+inside the tree.
 """
 
 from __future__ import annotations
@@ -28,171 +39,170 @@ import numpy as np
 from numba import njit
 
 from tammi_rl.env import observation as ob
-from tammi_rl.jit_cache import drop_stale_cache
 from tammi_rl.rules import draw_rules as dr
 from tammi_rl.rules import movegen as mg
+from tammi_rl.rules import turn as tm
 
-drop_stale_cache(__file__, [mg, ob, dr])  # the kernels inline the move generator and draw rules
+# --- node fields: nodes_i[tree, node, NI_*] ------------------------------------------
+NI_BOARD = 0  # 5 fields: white men, white kings, black men, black kings, side to move
+NI_HOPS = 5  # hops already played in this turn
+NI_PARENT = 6  # parent node (-1 at the root)
+NI_FIRST_EDGE = 7  # first edge of this node's slice
+NI_N_EDGES = 8  # number of edges; -1 until the node is expanded
+NI_VISITS = 9
+NI_TERMINAL = 10  # 1 when the game is over in this node
+NI_COUNTERS = 11  # 3 fields: draw counters at the start of the turn (no progress, kings only, three kings)
+NI_PATH = 14  # MAX_PATH squares: the prefix of the move being built (start square first)
+NI_COUNT = NI_PATH + mg.MAX_PATH
 
-# --- integer node fields: nodes_i[tree, node, field] ---------------------------
-I_BOARD = 0  # 5 fields: white men, white kings, black men, black kings, side
-I_HOPS = 5  # hops already played in this turn
-I_PARENT = 6
-I_FIRST_EDGE = 7
-I_N_EDGES = 8  # -1 until the node is expanded
-I_VISITS = 9
-I_TERMINAL = 10  # 1 when the game is over in this node
-I_NO_PROGRESS = 11  # draw counters at the start of the turn (plies)
-I_KINGS_ONLY = 12
-I_THREE_KINGS = 13
-I_PATH = 14  # MAX_PATH squares: the prefix of the move being built
-N_I = I_PATH + mg.MAX_PATH
+# --- node values: nodes_f[tree, node, NF_*] -------------------------------------------
+NF_VALUE_SUM = 0  # sum of backed-up values, White's point of view
+NF_TERMINAL_VALUE = 1  # exact value (White's view) of a terminal node
+NF_NET_VALUE = 2  # the network's value of the node, side to move's view
+NF_COUNT = 3
 
-# --- float node fields: nodes_f[tree, node, field] -----------------------------
-F_VALUE_SUM = 0  # sum of backed-up values, White's point of view
-F_TERMINAL_VALUE = 1  # exact value (White's view) of a terminal node
-F_NET_VALUE = 2  # the network's value of the node, side to move's view
-N_F = 3
+# --- edges: edges_i[tree, edge, EI_*], edges_f[tree, edge, EF_*] -----------------------
+EI_ACTION = 0  # the hop action
+EI_CHILD = 1  # child node, -1 until visited
+EI_COUNT = 2
+EF_PRIOR = 0  # softmax prior (PUCT: with root noise)
+EF_LOGIT = 1  # policy logit minus the node's max logit
+EF_GUMBEL = 2  # root Gumbel noise; NOT_CONSIDERED outside the considered set
+EF_COUNT = 3
+NOT_CONSIDERED = -1e300
 
-# Draw rules: the ``limits`` argument is `tammi_rl.rules.draw_rules.draw_params` (no cap).
+# --- per tree: trees_i[tree, TI_*] -----------------------------------------------------
+TI_N_NODES = 0
+TI_N_EDGES = 1
+TI_ACTIVE = 2  # 1: this tree takes part in the current simulation step
+TI_REPETITION = 3  # occurrences of the root position so far (for the root's planes)
+TI_LEAF = 4  # the leaf the last `select_leaves` reached (-1: inactive)
+TI_LEAF_N_ACTIONS = 5  # its legal hops (0: terminal, backed up with its exact value)
+TI_COUNT = 6
 
-_ONE = np.int64(1)
+# --- search settings: params[SP_*] -----------------------------------------------------
+SP_ALGORITHM = 0  # ALGO_PUCT or ALGO_GUMBEL
+SP_C_PUCT = 1
+SP_C_VISIT = 2  # Gumbel sigma: (c_visit + max visits) * c_scale * q
+SP_C_SCALE = 3
+SP_COUNT = 4
+ALGO_PUCT = 0
+ALGO_GUMBEL = 1
+
+# --- root states: roots[tree, R_*] (init_roots) -----------------------------------------
+R_BOARD = 0  # 5 fields, as NI_BOARD
+R_HOPS = 5
+R_PATH = 6  # MAX_PATH squares
+R_COUNTERS = R_PATH + mg.MAX_PATH  # 3 fields, as NI_COUNTERS
+R_REPETITION = R_COUNTERS + 3
+R_COUNT = R_REPETITION + 1
+
+
+def search_params(algorithm: str, c_puct: float, c_visit: float, c_scale: float) -> np.ndarray:
+    """The float64 ``SP_*`` record of the search settings."""
+    p = np.zeros(SP_COUNT, np.float64)
+    p[SP_ALGORITHM] = ALGO_PUCT if algorithm == "puct" else ALGO_GUMBEL
+    p[SP_C_PUCT], p[SP_C_VISIT], p[SP_C_SCALE] = c_puct, c_visit, c_scale
+    return p
 
 
 @njit(cache=True, _nrt=False)
-def _alive_rows(board, hops, path, rays, params, buf, alive):
-    """Generate the turn's legal moves into ``buf``; keep the rows starting with ``path[:hops+1]``."""
-    n = mg.generate_moves(board[0], board[1], board[2], board[3], board[4], rays, params, buf)
-    keep = 0
-    for r in range(n):
-        ok = True
-        if hops > 0:
-            if buf[r, mg.F_PATH_LEN] <= hops:
-                ok = False
-            else:
-                for i in range(hops + 1):
-                    if buf[r, mg.F_PATH + i] != path[i]:
-                        ok = False
-                        break
-        if ok:
-            alive[keep] = r
-            keep += 1
-    return keep
-
-
-@njit(cache=True, _nrt=False)
-def _terminal_value(board, counters, limits, n_moves):
-    """(is_terminal, value from White's view) of a position at the start of a turn
-    (repetition and the length cap are not judged inside the tree)."""
-    winner, _ = dr.decide(board, board[4], n_moves, counters, 0, -1, limits)
-    if winner == dr.ONGOING:
-        return False, 0.0
-    if winner == dr.DRAWN:
-        return True, 0.0
-    return True, (1.0 if winner == 0 else -1.0)
-
-
-@njit(cache=True, _nrt=False)
-def _new_node(nodes_i, nodes_f, n_nodes, t, parent):
-    i = n_nodes[t]
+def _new_node(nodes_i, nodes_f, trees_i, t, parent):
+    i = trees_i[t, TI_N_NODES]
     if i >= nodes_i.shape[1]:
         raise IndexError("search tree full: more nodes than simulations + 1")
-    n_nodes[t] = i + 1
-    nodes_i[t, i, I_PARENT] = parent
-    nodes_i[t, i, I_FIRST_EDGE] = 0
-    nodes_i[t, i, I_N_EDGES] = -1
-    nodes_i[t, i, I_VISITS] = 0
-    nodes_i[t, i, I_TERMINAL] = 0
-    nodes_f[t, i, F_VALUE_SUM] = 0.0
-    nodes_f[t, i, F_TERMINAL_VALUE] = 0.0
-    nodes_f[t, i, F_NET_VALUE] = 0.0
+    trees_i[t, TI_N_NODES] = i + 1
+    nodes_i[t, i, NI_PARENT] = parent
+    nodes_i[t, i, NI_FIRST_EDGE] = 0
+    nodes_i[t, i, NI_N_EDGES] = -1
+    nodes_i[t, i, NI_VISITS] = 0
+    nodes_i[t, i, NI_TERMINAL] = 0
+    nodes_f[t, i, NF_VALUE_SUM] = 0.0
+    nodes_f[t, i, NF_TERMINAL_VALUE] = 0.0
+    nodes_f[t, i, NF_NET_VALUE] = 0.0
     return i
 
 
 @njit(cache=True, _nrt=False)
-def _make_child(nodes_i, nodes_f, n_nodes, t, parent, action, hop_action, rays, params, limits, buf, alive):
+def _alive_rows(nodes_i, t, node, tables, buf, alive):
+    """The node's turn: its legal whole moves in ``buf``, those continuing its prefix in ``alive``."""
+    board = nodes_i[t, node, NI_BOARD : NI_BOARD + 4]
+    n = tm.generate(board, nodes_i[t, node, NI_BOARD + 4], tables, buf)
+    return tm.prefix_rows(buf, n, nodes_i[t, node, NI_PATH:], nodes_i[t, node, NI_HOPS], alive)
+
+
+@njit(cache=True, _nrt=False)
+def _make_child(nodes_i, nodes_f, trees_i, t, parent, action, tables, buf, alive):
     """Create the node reached from ``parent`` by hop ``action``; returns its index."""
-    c = _new_node(nodes_i, nodes_f, n_nodes, t, parent)
-    pb = nodes_i[t, parent, I_BOARD:I_BOARD + 5]
-    hops = nodes_i[t, parent, I_HOPS]
-    side = pb[4]
-    n_alive = _alive_rows(pb, hops, nodes_i[t, parent, I_PATH:], rays, params, buf, alive)
-    done = -1
-    nxt = -1
-    for j in range(n_alive):
-        r = alive[j]
-        if hop_action[side, buf[r, mg.F_PATH + hops], buf[r, mg.F_PATH + hops + 1]] == action:
-            nxt = r
-            if buf[r, mg.F_PATH_LEN] == hops + 2:
-                done = r
-                break
-    if nxt < 0:
+    c = _new_node(nodes_i, nodes_f, trees_i, t, parent)
+    hops = nodes_i[t, parent, NI_HOPS]
+    side = nodes_i[t, parent, NI_BOARD + 4]
+    n_alive = _alive_rows(nodes_i, t, parent, tables, buf, alive)
+    keep = tm.keep_hop(buf, alive, n_alive, hops, side, action, tables)
+    if keep == 0:
         raise ValueError("search: hop is not legal in its parent node")
+    for f in range(5):
+        nodes_i[t, c, NI_BOARD + f] = nodes_i[t, parent, NI_BOARD + f]
+    for i in range(3):
+        nodes_i[t, c, NI_COUNTERS + i] = nodes_i[t, parent, NI_COUNTERS + i]
+    done = tm.completed_row(buf, alive, keep, hops + 1)
     if done < 0:
         # The chain goes on: same turn, one more hop in the prefix.
-        for f in range(I_PATH):
-            nodes_i[t, c, f] = nodes_i[t, parent, f]
-        nodes_i[t, c, I_PARENT] = parent
-        nodes_i[t, c, I_FIRST_EDGE] = 0
-        nodes_i[t, c, I_N_EDGES] = -1
-        nodes_i[t, c, I_VISITS] = 0
-        nodes_i[t, c, I_TERMINAL] = 0
         for i in range(hops + 2):
-            nodes_i[t, c, I_PATH + i] = buf[nxt, mg.F_PATH + i]
-        nodes_i[t, c, I_HOPS] = hops + 1
+            nodes_i[t, c, NI_PATH + i] = buf[alive[0], mg.F_PATH + i]
+        nodes_i[t, c, NI_HOPS] = hops + 1
         return c
-    # The whole move is complete: apply it and start the next turn.
-    mw, kw, mb, kb = mg.apply_move(pb[0], pb[1], pb[2], pb[3], side, buf, done)
-    capture = buf[done, mg.F_NCAP] > 0
-    own_men = pb[0] if side == 0 else pb[2]
-    man_move = (own_men >> buf[done, mg.F_FROM]) & 1 == 1
-    cb = nodes_i[t, c, I_BOARD:I_BOARD + 5]
-    cb[0], cb[1], cb[2], cb[3], cb[4] = mw, kw, mb, kb, 1 - side
-    nodes_i[t, c, I_HOPS] = 0
-    nodes_i[t, c, I_PATH] = -1
-    counters = nodes_i[t, c, I_NO_PROGRESS:I_NO_PROGRESS + 3]
-    for i in range(3):
-        counters[i] = nodes_i[t, parent, I_NO_PROGRESS + i]
-    dr.advance_counters(pb[0], pb[1], pb[2], pb[3], mw, kw, mb, kb, capture, man_move, counters)
-    n_next = mg.generate_moves(mw, kw, mb, kb, 1 - side, rays, params, buf)
-    term, value = _terminal_value(cb, nodes_i[t, c, I_NO_PROGRESS:I_NO_PROGRESS + 3], limits, n_next)
-    if term:
-        nodes_i[t, c, I_TERMINAL] = 1
-        nodes_f[t, c, F_TERMINAL_VALUE] = value
+    # The whole move is complete: finish it and start the next turn.
+    board = nodes_i[t, c, NI_BOARD : NI_BOARD + 4]
+    counters = nodes_i[t, c, NI_COUNTERS : NI_COUNTERS + 3]
+    tm.finish_move(board, side, buf, done, counters, tables)
+    nodes_i[t, c, NI_BOARD + 4] = 1 - side
+    nodes_i[t, c, NI_HOPS] = 0
+    nodes_i[t, c, NI_PATH] = -1
+    n_next = tm.generate(board, 1 - side, tables, buf)
+    winner, _ = dr.decide(board, 1 - side, n_next, counters, 0, -1, tm.draw_params_of(tables))
+    if winner != dr.ONGOING:
+        nodes_i[t, c, NI_TERMINAL] = 1
+        nodes_f[t, c, NF_TERMINAL_VALUE] = 0.0 if winner == dr.DRAWN else (1.0 if winner == 0 else -1.0)
     return c
 
 
 @njit(cache=True, _nrt=False)
 def _child_q(nodes_i, nodes_f, t, child, parent_side, fpu):
     """Mean value of ``child`` from the point of view of the player moving at its parent."""
-    if child < 0 or nodes_i[t, child, I_VISITS] == 0:
+    if child < 0 or nodes_i[t, child, NI_VISITS] == 0:
         return fpu
-    q = nodes_f[t, child, F_VALUE_SUM] / nodes_i[t, child, I_VISITS]
+    q = nodes_f[t, child, NF_VALUE_SUM] / nodes_i[t, child, NI_VISITS]
     return q if parent_side == 0 else -q
 
 
 @njit(cache=True, _nrt=False)
-def _completed_q(nodes_i, nodes_f, edge_child, edge_prior, t, node, out_q):
+def _child_visits(nodes_i, t, child):
+    return nodes_i[t, child, NI_VISITS] if child >= 0 else 0
+
+
+@njit(cache=True, _nrt=False)
+def _completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, out_q):
     """Completed Q of every child (mctx-style v_mix for unvisited ones), rescaled to [0, 1].
 
     Returns the largest child visit count.
     """
-    side = nodes_i[t, node, I_BOARD + 4]
-    first = nodes_i[t, node, I_FIRST_EDGE]
-    ne = nodes_i[t, node, I_N_EDGES]
-    net_v = nodes_f[t, node, F_NET_VALUE]
+    side = nodes_i[t, node, NI_BOARD + 4]
+    first = nodes_i[t, node, NI_FIRST_EDGE]
+    ne = nodes_i[t, node, NI_N_EDGES]
+    net_v = nodes_f[t, node, NF_NET_VALUE]
     total_visits = 0
     weighted = 0.0
     prior_visited = 0.0
     max_visits = 0
     for e in range(ne):
-        c = edge_child[t, first + e]
-        if c >= 0 and nodes_i[t, c, I_VISITS] > 0:
-            v = nodes_i[t, c, I_VISITS]
+        c = edges_i[t, first + e, EI_CHILD]
+        v = _child_visits(nodes_i, t, c)
+        if v > 0:
             total_visits += v
             max_visits = max(max_visits, v)
-            weighted += edge_prior[t, first + e] * _child_q(nodes_i, nodes_f, t, c, side, 0.0)
-            prior_visited += edge_prior[t, first + e]
+            weighted += edges_f[t, first + e, EF_PRIOR] * _child_q(nodes_i, nodes_f, t, c, side, 0.0)
+            prior_visited += edges_f[t, first + e, EF_PRIOR]
     if prior_visited > 0:
         v_mix = (net_v + total_visits * weighted / prior_visited) / (1 + total_visits)
     else:
@@ -200,7 +210,7 @@ def _completed_q(nodes_i, nodes_f, edge_child, edge_prior, t, node, out_q):
     lo = 1e9
     hi = -1e9
     for e in range(ne):
-        q = _child_q(nodes_i, nodes_f, t, edge_child[t, first + e], side, v_mix)
+        q = _child_q(nodes_i, nodes_f, t, edges_i[t, first + e, EI_CHILD], side, v_mix)
         out_q[e] = q
         lo = min(lo, q)
         hi = max(hi, q)
@@ -211,60 +221,61 @@ def _completed_q(nodes_i, nodes_f, edge_child, edge_prior, t, node, out_q):
 
 
 @njit(cache=True, _nrt=False)
-def _select_edge(nodes_i, nodes_f, edge_child, edge_prior, edge_logit, edge_gumbel, t, node, is_root,
-                 sim, considered_visits, algo, c_puct, c_visit, c_scale, scratch_q):
-    """Index (within the node's edges) of the edge to follow."""
-    first = nodes_i[t, node, I_FIRST_EDGE]
-    ne = nodes_i[t, node, I_N_EDGES]
-    side = nodes_i[t, node, I_BOARD + 4]
-    n_parent = nodes_i[t, node, I_VISITS]
+def _select_puct(nodes_i, nodes_f, edges_i, edges_f, t, node, c_puct):
+    first = nodes_i[t, node, NI_FIRST_EDGE]
+    side = nodes_i[t, node, NI_BOARD + 4]
+    sqrt_n = np.sqrt(max(nodes_i[t, node, NI_VISITS], 1))
+    fpu = nodes_f[t, node, NF_NET_VALUE]
     best = -1
     best_score = -1e300
-    if algo == 0:  # PUCT
-        sqrt_n = np.sqrt(max(n_parent, 1))
-        fpu = nodes_f[t, node, F_NET_VALUE]
-        for e in range(ne):
-            c = edge_child[t, first + e]
-            visits = nodes_i[t, c, I_VISITS] if c >= 0 else 0
-            q = _child_q(nodes_i, nodes_f, t, c, side, fpu)
-            score = q + c_puct * edge_prior[t, first + e] * sqrt_n / (1 + visits)
-            if score > best_score:
-                best_score = score
-                best = e
+    for e in range(nodes_i[t, node, NI_N_EDGES]):
+        c = edges_i[t, first + e, EI_CHILD]
+        q = _child_q(nodes_i, nodes_f, t, c, side, fpu)
+        score = q + c_puct * edges_f[t, first + e, EF_PRIOR] * sqrt_n / (1 + _child_visits(nodes_i, t, c))
+        if score > best_score:
+            best_score = score
+            best = e
+    return best
+
+
+@njit(cache=True, _nrt=False)
+def _select_gumbel_root(nodes_i, edges_i, edges_f, t, node, target, sigma_scale, scratch_q):
+    """Sequential halving: the considered action with ``target`` visits and the best score,
+    else (the schedule ran short) the least visited considered action."""
+    first = nodes_i[t, node, NI_FIRST_EDGE]
+    ne = nodes_i[t, node, NI_N_EDGES]
+    best = -1
+    best_score = -1e300
+    for e in range(ne):
+        if edges_f[t, first + e, EF_GUMBEL] < -1e200:
+            continue  # not among the considered actions
+        if _child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD]) != target:
+            continue
+        score = edges_f[t, first + e, EF_GUMBEL] + edges_f[t, first + e, EF_LOGIT] + sigma_scale * scratch_q[e]
+        if score > best_score:
+            best_score = score
+            best = e
+    if best >= 0:
         return best
-    max_visits = _completed_q(nodes_i, nodes_f, edge_child, edge_prior, t, node, scratch_q)
-    sigma_scale = (c_visit + max_visits) * c_scale
-    if is_root:
-        # Sequential halving: visit the considered action with the fewest visits so far.
-        target = considered_visits[sim]
-        for e in range(ne):
-            if edge_gumbel[t, first + e] < -1e200:
-                continue  # not among the considered actions
-            c = edge_child[t, first + e]
-            visits = nodes_i[t, c, I_VISITS] if c >= 0 else 0
-            if visits != target:
-                continue
-            score = edge_gumbel[t, first + e] + edge_logit[t, first + e] + sigma_scale * scratch_q[e]
-            if score > best_score:
-                best_score = score
-                best = e
-        if best >= 0:
-            return best
-        # Fall back to the least visited considered action (the schedule ran short).
-        fewest = 1 << 60
-        for e in range(ne):
-            if edge_gumbel[t, first + e] < -1e200:
-                continue
-            c = edge_child[t, first + e]
-            visits = nodes_i[t, c, I_VISITS] if c >= 0 else 0
-            if visits < fewest:
-                fewest = visits
-                best = e
-        return best
-    # Interior Gumbel rule: follow the improved policy, correcting for visits so far.
+    fewest = 1 << 60
+    for e in range(ne):
+        if edges_f[t, first + e, EF_GUMBEL] < -1e200:
+            continue
+        visits = _child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
+        if visits < fewest:
+            fewest = visits
+            best = e
+    return best
+
+
+@njit(cache=True, _nrt=False)
+def _select_gumbel_interior(nodes_i, edges_i, edges_f, t, node, sigma_scale, scratch_q):
+    """Follow the improved policy, correcting for the visits so far (Gumbel MuZero)."""
+    first = nodes_i[t, node, NI_FIRST_EDGE]
+    ne = nodes_i[t, node, NI_N_EDGES]
     mx = -1e300
     for e in range(ne):
-        scratch_q[e] = edge_logit[t, first + e] + sigma_scale * scratch_q[e]
+        scratch_q[e] = edges_f[t, first + e, EF_LOGIT] + sigma_scale * scratch_q[e]
         mx = max(mx, scratch_q[e])
     z = 0.0
     for e in range(ne):
@@ -272,11 +283,11 @@ def _select_edge(nodes_i, nodes_f, edge_child, edge_prior, edge_logit, edge_gumb
         z += scratch_q[e]
     total = 0
     for e in range(ne):
-        c = edge_child[t, first + e]
-        total += nodes_i[t, c, I_VISITS] if c >= 0 else 0
+        total += _child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
+    best = -1
+    best_score = -1e300
     for e in range(ne):
-        c = edge_child[t, first + e]
-        visits = nodes_i[t, c, I_VISITS] if c >= 0 else 0
+        visits = _child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
         score = scratch_q[e] / z - visits / (1.0 + total)
         if score > best_score:
             best_score = score
@@ -285,217 +296,163 @@ def _select_edge(nodes_i, nodes_f, edge_child, edge_prior, edge_logit, edge_gumb
 
 
 @njit(cache=True, _nrt=False)
-def _encode_planes(board, hops, buf, row, params, cell_row, cell_col, counters, obs):
-    """Planes of a node as documented in `tammi_rl.env.observation` (``obs`` zeroed).
-
-    ``row`` is any alive move row: its first ``hops`` hops are the ones played.
-    """
-    side = board[4]
-    mw, kw, mb, kb = board[0], board[1], board[2], board[3]
-    own_men, own_kings, opp_men, opp_kings = (mw, kw, mb, kb) if side == 0 else (mb, kb, mw, kw)
-    cur = -1
-    jumped = np.int64(0)
-    if hops > 0:
-        start = buf[row, mg.F_PATH]
-        cur = buf[row, mg.F_PATH + hops]
-        for i in range(hops):
-            jumped |= _ONE << buf[row, mg.F_CAPS + i]
-        king = (own_kings >> start) & 1 == 1
-        if not king and params[mg.P_PROMO] == mg.PROMO_CONTINUE:
-            far = params[mg.P_FAR_ROW + side]
-            for i in range(1, hops + 1):
-                if (far >> buf[row, mg.F_PATH + i]) & 1:
-                    king = True
-        own_men &= ~(_ONE << start)
-        own_kings &= ~(_ONE << start)
-        if king:
-            own_kings |= _ONE << cur
-        else:
-            own_men |= _ONE << cur
-        if params[mg.P_IMMEDIATE] == 1:
-            opp_men &= ~jumped
-            opp_kings &= ~jumped
-    for sq in range(params[mg.P_NSQ]):
-        r = cell_row[side, sq]
-        c = cell_col[side, sq]
-        obs[ob.PLAYABLE, r, c] = 1.0
-        if (own_men >> sq) & 1:
-            obs[ob.OWN_MEN, r, c] = 1.0
-        elif (own_kings >> sq) & 1:
-            obs[ob.OWN_KINGS, r, c] = 1.0
-        elif (opp_men >> sq) & 1:
-            obs[ob.OPP_MEN, r, c] = 1.0
-        elif (opp_kings >> sq) & 1:
-            obs[ob.OPP_KINGS, r, c] = 1.0
-        if (jumped >> sq) & 1:
-            obs[ob.JUMPED, r, c] = 1.0
-    if cur >= 0:
-        obs[ob.CHAIN_PIECE, cell_row[side, cur], cell_col[side, cur]] = 1.0
-    for i in range(4):
-        if counters[i] != 0.0:
-            obs[ob.NO_PROGRESS + i, :, :] = counters[i]
+def _select_edge(nodes_i, nodes_f, edges_i, edges_f, t, node, is_root, target, params, scratch_q):
+    """Index (within the node's edges) of the edge to follow; ``target`` is the root's
+    sequential-halving visit count for this simulation (Gumbel)."""
+    if params[SP_ALGORITHM] == ALGO_PUCT:
+        return _select_puct(nodes_i, nodes_f, edges_i, edges_f, t, node, params[SP_C_PUCT])
+    max_visits = _completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, scratch_q)
+    sigma_scale = (params[SP_C_VISIT] + max_visits) * params[SP_C_SCALE]
+    if is_root:
+        return _select_gumbel_root(nodes_i, edges_i, edges_f, t, node, target, sigma_scale, scratch_q)
+    return _select_gumbel_interior(nodes_i, edges_i, edges_f, t, node, sigma_scale, scratch_q)
 
 
 @njit(cache=True, _nrt=False)
-def _encode_leaf(nodes_i, t, node, rays, params, hop_action, limits, buf, alive, cell_row, cell_col,
-                 counters, obs, leaf_actions, repetition):
+def _encode_leaf(nodes_i, t, node, tables, buf, alive, counters, obs, leaf_actions):
     """Write the leaf's planes into ``obs`` and its legal hop actions; return their count."""
-    board = nodes_i[t, node, I_BOARD:I_BOARD + 5]
-    hops = nodes_i[t, node, I_HOPS]
-    side = board[4]
-    n_alive = _alive_rows(board, hops, nodes_i[t, node, I_PATH:], rays, params, buf, alive)
+    hops = nodes_i[t, node, NI_HOPS]
+    side = nodes_i[t, node, NI_BOARD + 4]
+    n_alive = _alive_rows(nodes_i, t, node, tables, buf, alive)
     for i in range(3):
-        lim = limits[i]
-        v = nodes_i[t, node, I_NO_PROGRESS + i]
-        counters[i] = min(1.0, v / lim) if lim > 0 else 0.0
-    counters[3] = min(1.0, repetition / limits[dr.DP_REPETITION]) if limits[dr.DP_REPETITION] > 0 else 0.0
+        counters[i] = nodes_i[t, node, NI_COUNTERS + i]
     obs[:] = 0.0
-    _encode_planes(board, hops, buf, alive[0], params, cell_row, cell_col, counters, obs)
-    n = 0
-    for j in range(n_alive):
-        r = alive[j]
-        a = hop_action[side, buf[r, mg.F_PATH + hops], buf[r, mg.F_PATH + hops + 1]]
-        dup = False
-        for q in range(n):
-            if leaf_actions[q] == a:
-                dup = True
-                break
-        if not dup:
-            leaf_actions[n] = a
-            n += 1
-    return n
+    mw, kw, mb, kb, cur, jumped = tm.chain_view(nodes_i[t, node, NI_BOARD : NI_BOARD + 4], side, hops, buf,
+                                                alive[0], tables)
+    ob.encode_planes(mw, kw, mb, kb, cur, jumped, side, counters, tables, obs)
+    return tm.legal_hops(buf, alive, n_alive, hops, side, tables, leaf_actions)
 
 
 @njit(cache=True)
-def init_roots(nodes_i, nodes_f, n_nodes, root_states, root_counters, active):
-    """Reset each active tree to a single unexpanded root.
-
-    ``root_states[t]``: int64 [5 + 1 + MAX_PATH] = board, hops, path prefix;
-    ``root_counters[t]``: int64 [3] draw counters (no progress, kings only, three kings).
-    """
+def init_roots(nodes_i, nodes_f, edges_i, trees_i, roots):
+    """Reset each active tree to a single unexpanded root; ``roots[t]``: int64 ``[R_COUNT]``
+    (board, hops, path prefix, draw counters, repetitions)."""
     for t in range(nodes_i.shape[0]):
-        if not active[t]:
+        if trees_i[t, TI_ACTIVE] == 0:
             continue
-        n_nodes[t] = 0
-        r = _new_node(nodes_i, nodes_f, n_nodes, t, -1)
+        trees_i[t, TI_N_NODES] = 0
+        trees_i[t, TI_N_EDGES] = 0
+        r = _new_node(nodes_i, nodes_f, trees_i, t, -1)
         for f in range(5):
-            nodes_i[t, r, I_BOARD + f] = root_states[t, f]
-        nodes_i[t, r, I_HOPS] = root_states[t, 5]
+            nodes_i[t, r, NI_BOARD + f] = roots[t, R_BOARD + f]
+        nodes_i[t, r, NI_HOPS] = roots[t, R_HOPS]
         for i in range(mg.MAX_PATH):
-            nodes_i[t, r, I_PATH + i] = root_states[t, 6 + i]
+            nodes_i[t, r, NI_PATH + i] = roots[t, R_PATH + i]
         for i in range(3):
-            nodes_i[t, r, I_NO_PROGRESS + i] = root_counters[t, i]
+            nodes_i[t, r, NI_COUNTERS + i] = roots[t, R_COUNTERS + i]
+        trees_i[t, TI_REPETITION] = roots[t, R_REPETITION]
 
 
 @njit(cache=True)
-def select_leaves(nodes_i, nodes_f, n_nodes, edge_action, edge_child, edge_prior, edge_logit, edge_gumbel,
-                  active, sim, considered_visits, algo, c_puct, c_visit, c_scale, rays, params, hop_action,
-                  limits, cell_row, cell_col, root_repetition, obs, leaf_node, leaf_actions,
-                  leaf_n_actions, buf, alive, scratch_q):
+def select_leaves(nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, params, tables, obs, leaf_actions):
     """One selection step for every active tree.
 
-    Writes per tree: ``leaf_node[t]`` (-1 when inactive); for a leaf that needs the
-    network, its planes ``obs[t]`` and hop actions ``leaf_actions[t, :leaf_n_actions[t]]``;
-    ``leaf_n_actions[t] = 0`` marks a terminal leaf, whose exact value `expand_and_backup`
-    backs up. ``considered_visits[t]`` is tree t's Gumbel sequential-halving schedule.
+    Writes per tree: ``trees_i[t, TI_LEAF]`` (-1 when inactive); for a leaf that needs the
+    network, its planes ``obs[t]`` (float32 ``[C, H, W]``) and hop actions
+    ``leaf_actions[t, :trees_i[t, TI_LEAF_N_ACTIONS]]``; 0 actions marks a terminal leaf,
+    whose exact value `expand_and_backup` backs up. ``schedules[t, sim]`` is tree t's
+    Gumbel sequential-halving visit target.
     """
-    counters = np.zeros(4, np.float64)
+    buf = np.empty((mg.MAX_MOVES, mg.N_FIELDS), np.int64)
+    alive = np.empty(mg.MAX_MOVES, np.int64)
+    scratch_q = np.empty(mg.MAX_MOVES, np.float64)
+    counters = np.empty(4, np.int64)
     for t in range(nodes_i.shape[0]):
-        leaf_node[t] = -1
-        leaf_n_actions[t] = 0
-        if not active[t]:
+        trees_i[t, TI_LEAF] = -1
+        trees_i[t, TI_LEAF_N_ACTIONS] = 0
+        if trees_i[t, TI_ACTIVE] == 0:
             continue
         node = 0
         depth = 0
-        while nodes_i[t, node, I_TERMINAL] == 0 and nodes_i[t, node, I_N_EDGES] >= 0:
-            e = _select_edge(nodes_i, nodes_f, edge_child, edge_prior, edge_logit, edge_gumbel, t, node,
-                             depth == 0, sim, considered_visits[t], algo, c_puct, c_visit, c_scale, scratch_q)
-            slot = nodes_i[t, node, I_FIRST_EDGE] + e
-            child = edge_child[t, slot]
+        while nodes_i[t, node, NI_TERMINAL] == 0 and nodes_i[t, node, NI_N_EDGES] >= 0:
+            e = _select_edge(nodes_i, nodes_f, edges_i, edges_f, t, node, depth == 0, schedules[t, sim], params,
+                             scratch_q)
+            slot = nodes_i[t, node, NI_FIRST_EDGE] + e
+            child = edges_i[t, slot, EI_CHILD]
             if child < 0:
-                child = _make_child(nodes_i, nodes_f, n_nodes, t, node, edge_action[t, slot], hop_action,
-                                    rays, params, limits, buf, alive)
-                edge_child[t, slot] = child
+                child = _make_child(nodes_i, nodes_f, trees_i, t, node, edges_i[t, slot, EI_ACTION], tables, buf,
+                                    alive)
+                edges_i[t, slot, EI_CHILD] = child
                 node = child
                 break
             node = child
             depth += 1
-        leaf_node[t] = node
-        if nodes_i[t, node, I_TERMINAL] == 1:
+        trees_i[t, TI_LEAF] = node
+        if nodes_i[t, node, NI_TERMINAL] == 1:
             continue
-        repetition = root_repetition[t] if node == 0 else 1
-        leaf_n_actions[t] = _encode_leaf(nodes_i, t, node, rays, params, hop_action, limits, buf, alive,
-                                         cell_row, cell_col, counters, obs[t], leaf_actions[t], repetition)
+        counters[3] = trees_i[t, TI_REPETITION] if node == 0 else 1
+        trees_i[t, TI_LEAF_N_ACTIONS] = _encode_leaf(nodes_i, t, node, tables, buf, alive, counters, obs[t],
+                                                     leaf_actions[t])
 
 
 @njit(cache=True)
-def expand_and_backup(nodes_i, nodes_f, n_edges, edge_action, edge_child, edge_prior, edge_logit, leaf_node,
-                      leaf_actions, leaf_n_actions, logits, values):
+def expand_and_backup(nodes_i, nodes_f, edges_i, edges_f, trees_i, leaf_actions, logits, values):
     """Expand each evaluated leaf with softmax priors over its legal hops, then back up.
 
-    ``logits[t]``: float32 [A] policy logits, ``values[t]``: the leaf's value for its
+    ``logits[t]``: float32 ``[A]`` policy logits, ``values[t]``: the leaf's value for its
     side to move. Terminal leaves back up their exact value instead.
     """
     for t in range(nodes_i.shape[0]):
-        node = leaf_node[t]
+        node = trees_i[t, TI_LEAF]
         if node < 0:
             continue
-        if nodes_i[t, node, I_TERMINAL] == 1:
-            value_white = nodes_f[t, node, F_TERMINAL_VALUE]
+        if nodes_i[t, node, NI_TERMINAL] == 1:
+            value_white = nodes_f[t, node, NF_TERMINAL_VALUE]
         else:
-            side = nodes_i[t, node, I_BOARD + 4]
+            side = nodes_i[t, node, NI_BOARD + 4]
             v = values[t]
-            nodes_f[t, node, F_NET_VALUE] = v
+            nodes_f[t, node, NF_NET_VALUE] = v
             value_white = v if side == 0 else -v
-            if nodes_i[t, node, I_N_EDGES] < 0:
-                n = leaf_n_actions[t]
-                first = n_edges[t]
-                if first + n > edge_action.shape[1]:
+            if nodes_i[t, node, NI_N_EDGES] < 0:
+                n = trees_i[t, TI_LEAF_N_ACTIONS]
+                first = trees_i[t, TI_N_EDGES]
+                if first + n > edges_i.shape[1]:
                     raise IndexError("search tree edge pool full")
-                n_edges[t] = first + n
+                trees_i[t, TI_N_EDGES] = first + n
                 mx = -1e300
                 for j in range(n):
                     mx = max(mx, logits[t, leaf_actions[t, j]])
                 z = 0.0
                 for j in range(n):
                     a = leaf_actions[t, j]
-                    edge_action[t, first + j] = a
-                    edge_child[t, first + j] = -1
-                    edge_logit[t, first + j] = logits[t, a] - mx
+                    edges_i[t, first + j, EI_ACTION] = a
+                    edges_i[t, first + j, EI_CHILD] = -1
+                    edges_f[t, first + j, EF_LOGIT] = logits[t, a] - mx
+                    edges_f[t, first + j, EF_GUMBEL] = 0.0
                     p = np.exp(logits[t, a] - mx)
-                    edge_prior[t, first + j] = p
+                    edges_f[t, first + j, EF_PRIOR] = p
                     z += p
                 for j in range(n):
-                    edge_prior[t, first + j] /= z
-                nodes_i[t, node, I_FIRST_EDGE] = first
-                nodes_i[t, node, I_N_EDGES] = n
+                    edges_f[t, first + j, EF_PRIOR] /= z
+                nodes_i[t, node, NI_FIRST_EDGE] = first
+                nodes_i[t, node, NI_N_EDGES] = n
         while node >= 0:
-            nodes_i[t, node, I_VISITS] += 1
-            nodes_f[t, node, F_VALUE_SUM] += value_white
-            node = nodes_i[t, node, I_PARENT]
+            nodes_i[t, node, NI_VISITS] += 1
+            nodes_f[t, node, NF_VALUE_SUM] += value_white
+            node = nodes_i[t, node, NI_PARENT]
 
 
 @njit(cache=True)
-def root_statistics(nodes_i, nodes_f, edge_action, edge_child, edge_prior, edge_logit, edge_gumbel, t,
-                    c_visit, c_scale, out_actions, out_visits, out_q, out_improved, out_score):
-    """Per root edge: action, visits, completed Q (rescaled), improved policy, Gumbel score.
+def root_statistics(nodes_i, nodes_f, edges_i, edges_f, t, params, out_actions, out_visits, out_q, out_improved,
+                    out_score):
+    """Per root edge of tree ``t``: action, visits, completed Q (rescaled), improved policy,
+    Gumbel score. Returns the number of root edges.
 
-    Returns the number of root edges. The improved policy is softmax(logits + sigma(q)),
-    the Gumbel policy target; the score is gumbel + logits + sigma(q) (the final choice).
+    The improved policy is softmax(logits + sigma(q)), the Gumbel policy target; the score
+    is gumbel + logits + sigma(q) (the final choice).
     """
-    ne = nodes_i[t, 0, I_N_EDGES]
+    ne = nodes_i[t, 0, NI_N_EDGES]
     if ne <= 0:
         return 0
-    first = nodes_i[t, 0, I_FIRST_EDGE]
-    max_visits = _completed_q(nodes_i, nodes_f, edge_child, edge_prior, t, 0, out_q)
-    sigma_scale = (c_visit + max_visits) * c_scale
+    first = nodes_i[t, 0, NI_FIRST_EDGE]
+    max_visits = _completed_q(nodes_i, nodes_f, edges_i, edges_f, t, 0, out_q)
+    sigma_scale = (params[SP_C_VISIT] + max_visits) * params[SP_C_SCALE]
     mx = -1e300
     for e in range(ne):
-        c = edge_child[t, first + e]
-        out_actions[e] = edge_action[t, first + e]
-        out_visits[e] = nodes_i[t, c, I_VISITS] if c >= 0 else 0
-        out_improved[e] = edge_logit[t, first + e] + sigma_scale * out_q[e]
-        out_score[e] = edge_gumbel[t, first + e] + out_improved[e]
+        out_actions[e] = edges_i[t, first + e, EI_ACTION]
+        out_visits[e] = _child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
+        out_improved[e] = edges_f[t, first + e, EF_LOGIT] + sigma_scale * out_q[e]
+        out_score[e] = edges_f[t, first + e, EF_GUMBEL] + out_improved[e]
         mx = max(mx, out_improved[e])
     z = 0.0
     for e in range(ne):

@@ -6,7 +6,7 @@ the hop action space ``[B, A]`` and win/draw/loss logits ``[B, 3]`` for the side
 The policy head is convolutional: a 1x1 convolution gives ``4 * max_distance`` channels
 per cell (one per direction and distance), and the action logits are read off at the
 playable cells in canonical square order, so ``action = (square * 4 + direction) *
-max_distance + distance - 1`` (`tammi_rl.env.actions`) maps onto the board's own
+max_distance + distance - 1`` (`tammi_rl.rules.actions`) maps onto the board's own
 geometry with no large dense layer.
 """
 
@@ -16,10 +16,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from tammi_rl.env.actions import ActionCodec
+from tammi_rl.rules.actions import ActionCodec
 from tammi_rl.env.observation import N_PLANES
 from tammi_rl.rules.engine import Rules
-from tammi_rl.train.config import NetworkConfig
+from tammi_rl.config import NetworkConfig
 
 
 class ResidualBlock(nn.Module):

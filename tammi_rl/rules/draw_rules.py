@@ -1,14 +1,35 @@
-"""The end and draw rules of `tammi_rl.rules.game`, compiled for the hot paths.
+"""The end and draw rules of every variant, compiled: the one place they are decided.
 
-`Game` is the readable reference: counters, repetition table and the order of
-decisions are documented there. This module is the same logic as numba functions over
-int64 bitboards, so the env core and the search can decide game ends without a Python
-call per ply. Tests play thousands of random games per variant through both and
-require the same counters and results, ply by ply (tests/test_env_draw_rules.py).
+The turn machine (`tammi_rl.rules.turn`) calls these after every whole move, for the
+environment, the search trees, self-play and the `Game` record alike. A pure-Python
+reading of the same rules lives in the tests (``tests/reference_draw_rules.py``), which
+play thousands of random games through both and require the same counters and results.
 
-A variant's draw rules (and a length cap) are packed into one int64 vector built by
+Counters (all in plies; a rule of N moves per side fires at 2*N plies):
+
+* no progress: plies since the last capture or man move (a promotion is a man move);
+  the English/Italian 40-move rule draws when it reaches ``2 * draw.no_progress_moves``.
+* kings only: plies played from a position in which both sides had only kings, with
+  no capture since. It is 0 in the position where that balance arises (by a promotion
+  or a capture) and whenever it does not hold; a capture resets it. The Russian
+  15-move rule draws at ``2 * draw.kings_only_moves``.
+* three kings: plies played while one side has 3+ kings (men may stand beside them)
+  and the other a single king and nothing else. It is 0 where that balance arises and
+  whenever it does not hold; a capture that keeps the balance (4 kings v 1 becoming
+  3 v 1) does NOT reset it, since the deadline runs from when the balance arose.
+* repetitions: how often the current position (same pieces, same side to move) has
+  occurred so far, this time included; drawn at ``draw.repetition``. The repetition
+  table is cleared after an irreversible ply (a capture, a promotion, or a man move
+  where men only move forward), because no earlier position can come back.
+
+Order of decisions (`decide`): the side to move has no legal move (it loses); a lone
+king v a lone man (Turkish option); repetition; three kings v one; kings only; no
+progress; the length cap (adjudication: a draw or by material).
+
+A variant's draw rules and a length cap are packed into one int64 vector built by
 `draw_params` (layout ``DP_*``). Results are two small ints: ``winner`` (`ONGOING`,
-0 white, 1 black, `DRAWN`) and ``reason`` (an index into `tammi_rl.rules.game.REASONS`).
+0 white, 1 black, `DRAWN`) and ``reason`` (an index into
+`tammi_rl.rules.results.REASONS`).
 """
 
 from __future__ import annotations
@@ -16,12 +37,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tammi_rl.jit_cache import drop_stale_cache
 from tammi_rl.rules import movegen as mg
-from tammi_rl.rules.game import REASONS
+from tammi_rl.rules.results import REASONS
 from tammi_rl.rules.variant import Variant
-
-drop_stale_cache(__file__, [mg])  # popcount is inlined
 
 # --- draw parameter vector ---------------------------------------------------------
 DP_NO_PROGRESS = 0  # limit in plies (0: no such rule)
@@ -36,13 +54,12 @@ N_DP = 8
 
 ONGOING = -1
 DRAWN = 2
-# Indices into REASONS, written out: numba freezes globals into its cache, and this
-# module's cache does not depend on game.py. The assert keeps them honest.
+# Indices into REASONS, written out as numba constants; the assert keeps them honest.
 R_NO_MOVES, R_REPETITION, R_KINGS_ONLY, R_THREE_KINGS, R_NO_PROGRESS, R_KING_VS_MAN, R_ADJUDICATION = 0, 1, 2, 3, 4, 5, 6
 assert REASONS[:7] == ("no_moves", "repetition", "kings_only", "three_kings_vs_one", "no_progress",
-                       "king_vs_lone_man", "adjudication"), "draw_rules.R_* no longer match game.REASONS"
+                       "king_vs_lone_man", "adjudication"), "draw_rules.R_* no longer match results.REASONS"
 
-# counters vector: the three ply counters of `DrawCounters`
+# counters vector: the three ply counters (no progress, kings only, three kings)
 C_NO_PROGRESS = 0
 C_KINGS_ONLY = 1
 C_THREE_KINGS = 2
@@ -117,7 +134,7 @@ def decide(board, side, n_moves, counters, repetitions, plies, dp):
     ``n_moves`` legal moves; winner is `ONGOING` while the game goes on.
 
     ``repetitions``: occurrences of this position so far (0 skips the rule);
-    ``plies``: plies played (-1 skips the length cap). Order: `Game._decide`.
+    ``plies``: plies played (-1 skips the length cap). Order: the module docstring.
     """
     mw, kw, mb, kb = board[0], board[1], board[2], board[3]
     if n_moves == 0:

@@ -31,11 +31,11 @@ def _name_index(geometry: Geometry) -> dict[str, int]:
     return cached
 
 
-def _expand(geometry: Geometry, token: str, fen: str) -> list[int]:
+def _expand(geometry: Geometry, token: str) -> list[int]:
     if "-" in token:
         lo, hi = token.split("-", 1)
         if not (lo.isdigit() and hi.isdigit()):
-            raise FenError(f"FEN {fen!r}: range {token!r} must be numeric (like 1-12)")
+            raise FenError(f"range {token!r} must be numeric (like 1-12)")
         a, b = square_index(geometry, lo), square_index(geometry, hi)
         numbers = sorted(int(n) for n in (lo, hi))
         return [square_index(geometry, str(k)) for k in range(numbers[0], numbers[1] + 1)] if a != b else [a]
@@ -63,7 +63,7 @@ def parse_fen(geometry: Geometry, fen: str) -> Position:
             is_king = token[0].upper() == "K"
             name = token[1:] if is_king else token
             try:
-                squares = _expand(geometry, name, fen)
+                squares = _expand(geometry, name)
             except FenError as exc:
                 raise FenError(f"FEN {fen!r}: {exc}") from None
             for sq in squares:

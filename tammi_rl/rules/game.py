@@ -1,148 +1,49 @@
-"""A game record that applies a variant's end and draw rules (RULES.md, ``[draw]`` tables).
+"""A game record on the compiled turn machine: moves, positions, counters, result.
 
     game = Game(Rules.for_variant("russian"), max_plies=300)
     while not game.is_over:
         game.play(game.legal_moves()[0])
     game.result.winner, game.result.reason, game.result.pdn
 
-`Game` keeps the move list, the position history and the draw counters, and decides
-the result after every ply. The counters are exposed through `Game.counters` so an
-observation encoder can show them (DESIGN decision 5: nothing the rules depend on is
-hidden). Per-ply work is a handful of integer operations plus the move generation of
-the new position, which is needed anyway to see whether the side to move can move.
+`Game` keeps what a reader wants (the move list, the positions, PDN via
+`tammi_rl.rules.pdn`) and leaves every decision to `tammi_rl.rules.turn`: the legal
+moves, the draw counters, the repetition table and the result come from the same
+compiled code the env and the search trees run (the rules and their order are described
+in `tammi_rl.rules.draw_rules`).
 
-Counter semantics (all in plies; a rule with N moves of each side fires at 2*N plies):
-
-* ``no_progress_plies``: plies since the last capture or man move (a promotion is a
-  man move). The English/Italian 40-move rule draws when it reaches
-  ``2 * draw.no_progress_moves``.
-* ``kings_only_plies``: plies played from a position in which both sides had only
-  kings, with no capture since. It is 0 in the position where the kings-only balance
-  arises (by a promotion or a capture) and in any position that is not kings-only; a
-  capture resets it to 0. The Russian 15-move rule draws when it reaches
-  ``2 * draw.kings_only_moves``.
-* ``three_kings_plies``: plies played while one side has 3+ kings (men may stand
-  beside them) and the other side has a single king and nothing else. It is 0 in the
-  position where that balance arises and whenever it does not hold; a capture that
-  keeps the balance (4 kings v 1 becoming 3 v 1) does NOT reset it, since the
-  stronger side's deadline is counted from when the balance arose. The game is drawn
-  when it reaches ``2 * draw.three_kings_vs_one_moves``, i.e. after the stronger
-  side has had N moves without capturing the lone king.
-* ``repetitions``: how often the current position (same pieces, same side to move)
-  has occurred in the game so far, including now. Drawn at ``draw.repetition``.
-  The table is cleared after an irreversible ply (a capture, a promotion, or a man
-  move where men move only forward), because no earlier position can come back.
-
-Order of decisions after a ply: the side to move has no legal move (it loses) comes
-first, then a lone king v lone man (Turkish option), repetition, three kings v one,
-kings only, no progress, and finally the length cap (``max_plies``: adjudication).
+A turn can also be played hop by hop (`legal_hops`, `play_hop`), the way the env, the
+search and self-play see it: the hops of a capture chain are consecutive decisions of
+the same player, and the whole move enters the record when its last hop is played.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import numpy as np
 
+from tammi_rl.rules import draw_rules as dr
+from tammi_rl.rules import movegen as mg
+from tammi_rl.rules import turn as tm
+from tammi_rl.rules.actions import ActionCodec, codec_for
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import MoveError
-from tammi_rl.rules.position import BLACK, COLOR_NAMES, WHITE, Move, Position
+from tammi_rl.rules.position import BLACK, COLOR_NAMES, WHITE, Move, Position, from_int64
+from tammi_rl.rules.results import REASONS, DrawCounters, GameResult
 
-REASONS = (
-    "no_moves",
-    "repetition",
-    "kings_only",
-    "three_kings_vs_one",
-    "no_progress",
-    "king_vs_lone_man",
-    "adjudication",
-    "resignation",
-    "agreement",
-)
-"""Every value `GameResult.reason` may take."""
+_R_RESIGNATION = REASONS.index("resignation")
+_R_AGREEMENT = REASONS.index("agreement")
+_R_ADJUDICATION = REASONS.index("adjudication")
 
 
-@dataclass(frozen=True, slots=True)
-class GameResult:
-    """How a game ended: the winner (0 white, 1 black, None for a draw) and why."""
-
-    winner: int | None
-    reason: str
-
-    def __post_init__(self) -> None:
-        if self.winner not in (WHITE, BLACK, None):
-            raise ValueError(f"GameResult.winner must be 0 (white), 1 (black) or None, got {self.winner!r}")
-        if self.reason not in REASONS:
-            raise ValueError(f"GameResult.reason {self.reason!r} is not one of {', '.join(REASONS)}")
-
-    @property
-    def is_draw(self) -> bool:
-        return self.winner is None
-
-    def score(self, color: int) -> float:
-        """Points for ``color``: 1 for a win, 0.5 for a draw, 0 for a loss."""
-        if self.winner is None:
-            return 0.5
-        return 1.0 if self.winner == color else 0.0
-
-    @property
-    def pdn(self) -> str:
-        """The PDN ``Result`` string: "1-0" white won, "0-1" black won, "1/2-1/2" a draw."""
-        if self.winner is None:
-            return "1/2-1/2"
-        return "1-0" if self.winner == WHITE else "0-1"
-
-    def __str__(self) -> str:
-        who = "draw" if self.winner is None else f"{COLOR_NAMES[self.winner]} wins"
-        return f"{self.pdn} ({who}: {self.reason})"
+def row_move(row: np.ndarray | list[int]) -> Move:
+    """A whole-move row of the move generator as a `Move`."""
+    r = row.tolist() if isinstance(row, np.ndarray) else row
+    plen, ncap = r[mg.F_PATH_LEN], r[mg.F_NCAP]
+    return Move(tuple(r[mg.F_PATH : mg.F_PATH + plen]), tuple(r[mg.F_CAPS : mg.F_CAPS + ncap]), r[mg.F_PROMOTES] == 1)
 
 
-@dataclass(frozen=True, slots=True)
-class DrawCounters:
-    """The draw-rule state of the current position (see the module docstring)."""
-
-    plies: int
-    """Plies played so far in this game (the length cap counts these)."""
-    no_progress_plies: int
-    """Plies since the last capture or man move."""
-    kings_only_plies: int
-    """Plies played with only kings on the board and no capture."""
-    three_kings_plies: int
-    """Plies played while 3+ kings stand against a lone king."""
-    repetitions: int
-    """Occurrences of the current position (same side to move), this one included."""
-
-
-def _kings_only(pos: Position) -> bool:
-    """Both sides have pieces and none of them is a man."""
-    return not (pos.white_men | pos.black_men) and bool(pos.white_kings) and bool(pos.black_kings)
-
-
-def _three_kings_vs_one(pos: Position) -> bool:
-    """One side has 3+ kings, the other exactly one piece, a king."""
-    wk, bk = pos.white_kings, pos.black_kings
-    if not pos.black_men and bk and not bk & (bk - 1) and wk.bit_count() >= 3:
-        return True
-    return not pos.white_men and bool(wk) and not wk & (wk - 1) and bk.bit_count() >= 3
-
-
-def _king_vs_lone_man(pos: Position) -> int | None:
-    """The colour holding the lone king when one side has only a king and the other only a man."""
-    wm, wk, bm, bk = pos.white_men, pos.white_kings, pos.black_men, pos.black_kings
-    if not wm and not bk and wk and bm and not wk & (wk - 1) and not bm & (bm - 1):
-        return WHITE
-    if not bm and not wk and bk and wm and not bk & (bk - 1) and not wm & (wm - 1):
-        return BLACK
-    return None
-
-
-def material_result(pos: Position) -> GameResult:
-    """Adjudication by material: more pieces wins; equal pieces, more kings wins; else draw."""
-    white = (pos.white_men | pos.white_kings).bit_count()
-    black = (pos.black_men | pos.black_kings).bit_count()
-    if white == black:
-        white, black = pos.white_kings.bit_count(), pos.black_kings.bit_count()
-    if white == black:
-        return GameResult(None, "adjudication")
-    return GameResult(WHITE if white > black else BLACK, "adjudication")
+def board_position(board: np.ndarray, side: int) -> Position:
+    """Four int64 bitboards and the side to move as a `Position`."""
+    return Position(from_int64(board[0]), from_int64(board[1]), from_int64(board[2]), from_int64(board[3]), int(side))
 
 
 class Game:
@@ -158,25 +59,32 @@ class Game:
             raise ValueError(f"max_plies must be >= 0 or None, got {max_plies}")
         self.rules = rules
         self.max_plies = max_plies
+        self.codec: ActionCodec = codec_for(rules)
         self.position: Position = rules.start_position() if start is None else start
+        """The position at the start of the current turn."""
         self.moves: list[Move] = []
         self.positions: list[Position] = [self.position]
-        self.result: GameResult | None = None
-        draw = rules.variant.draw
-        self._draw = draw
-        self._no_progress_limit = 2 * draw.no_progress_moves
-        self._kings_only_limit = 2 * draw.kings_only_moves
-        self._three_kings_limit = 2 * draw.three_kings_vs_one_moves
-        # A man move is irreversible only where men never move back or sideways.
-        self._man_move_irreversible = set(rules.variant.man_moves) == {"forward"}
-        self._no_progress = 0
-        self._kings_only = 0
-        self._three_kings = 0
-        self._seen: dict[tuple[int, int, int, int, int], int] = {self.position.key(): 1}
+        self._tables = tm.build_tables(rules, max_plies)
+        self._state, self._buf, self._history = tm.new_state()
+        self._state[tm.S_BOARD : tm.S_SIDE + 1] = self.position.as_int64()
+        tm.begin_game(self._state, self._buf, self._tables, self._history)
         self._legal: list[Move] | None = None
-        self._decide()
+        self._ended: GameResult | None = None
+        """A result the players gave (resignation, agreement, adjudication on request)."""
 
     # --- queries -----------------------------------------------------------------
+    @property
+    def result(self) -> GameResult | None:
+        """How the game ended; None while it goes on."""
+        if self._ended is not None:
+            return self._ended
+        s = self._state
+        if s[tm.S_DONE] == 0:
+            return None
+        winner = int(s[tm.S_WINNER])
+        self._ended = GameResult(None if winner == dr.DRAWN else winner, REASONS[int(s[tm.S_REASON])])
+        return self._ended
+
     @property
     def is_over(self) -> bool:
         return self.result is not None
@@ -187,106 +95,109 @@ class Game:
         return self.position.side
 
     def legal_moves(self) -> list[Move]:
-        """Legal moves of the side to move; [] once the game is over.
+        """Legal moves of the side to move (the whole turn); [] once the game is over.
 
         Computed once per position and shared: treat the list as read-only.
         """
-        if self.result is not None:
+        if self.is_over:
             return []
         return self._moves_here()
 
-    def counters(self) -> DrawCounters:
-        """The draw counters of the current position, for observations and display."""
-        return DrawCounters(
-            plies=len(self.moves),
-            no_progress_plies=self._no_progress,
-            kings_only_plies=self._kings_only,
-            three_kings_plies=self._three_kings,
-            repetitions=self._seen.get(self.position.key(), 1),
-        )
-
     def _moves_here(self) -> list[Move]:
         if self._legal is None:
-            self._legal = self.rules.legal_moves(self.position)
+            buf = self._buf
+            self._legal = [row_move(buf[r]) for r in range(int(self._state[tm.S_NLEGAL]))]
         return self._legal
 
-    # --- playing -----------------------------------------------------------------
+    def counters(self) -> DrawCounters:
+        """The draw counters of the current position, for observations and display."""
+        s = self._state
+        c = s[tm.S_COUNTERS : tm.S_COUNTERS + 4].tolist()
+        return DrawCounters(plies=int(s[tm.S_PLIES]), no_progress_plies=c[0], kings_only_plies=c[1],
+                            three_kings_plies=c[2], repetitions=c[3])
+
+    def reversible_history(self) -> list[Position]:
+        """The positions before the current one back to the last irreversible move: the
+        ones that could still repeat (what a searcher needs to see repetition draws)."""
+        n = int(self._state[tm.S_HISTORY_N])
+        rows = self._history[: max(0, n - 1)]
+        return [board_position(r[:4], r[4]) for r in rows]
+
+    # --- playing whole moves ----------------------------------------------------------
     def play(self, move: Move) -> GameResult | None:
         """Play a legal move, update the counters and decide the result (returned; None if going on)."""
-        if self.result is not None:
+        if self.is_over:
             raise MoveError(f"the game is over ({self.result}); no more moves can be played")
         if not isinstance(move, Move):
             raise MoveError(f"expected a Move, got {type(move).__name__}: {move!r}")
-        if move not in self._moves_here():
+        if self._state[tm.S_HOPS] != 0:
+            raise MoveError(f"a capture chain is in progress ({self._describe_path(self.chain_path())}); "
+                            "finish it hop by hop with play_hop")
+        legal = self._moves_here()
+        try:
+            row = legal.index(move)
+        except ValueError:
             raise MoveError(
                 f"illegal move {self._describe(move)} in {self.rules.fen(self.position)}; "
-                f"legal moves: {', '.join(self._describe(m) for m in self._moves_here())}"
-            )
-        before = self.position
-        after = self.rules.play(before, move)
-        capture = bool(move.captures)
-        man_move = bool(before.men(before.side) >> move.start & 1)
-
-        self._no_progress = 0 if capture or man_move else self._no_progress + 1
-        # Counted from the position where the balance arose: only a ply played from a
-        # qualifying position (and, for kings only, without a capture) adds one.
-        kings_only_held = not capture and _kings_only(before) and _kings_only(after)
-        self._kings_only = self._kings_only + 1 if kings_only_held else 0
-        self._three_kings = (
-            self._three_kings + 1 if _three_kings_vs_one(before) and _three_kings_vs_one(after) else 0
-        )
-        if capture or move.promotes or (man_move and self._man_move_irreversible):
-            self._seen.clear()
-        key = after.key()
-        self._seen[key] = self._seen.get(key, 0) + 1
-
-        self.position = after
-        self.moves.append(move)
-        self.positions.append(after)
-        self._legal = None
-        self._decide()
+                f"legal moves: {', '.join(self._describe(m) for m in legal)}"
+            ) from None
+        self._grow_history()
+        tm.play_row(self._state, self._buf, self._tables, self._history, row)
+        self._record(move)
         return self.result
 
-    def _describe(self, move: Move) -> str:
-        """A move in the variant's notation, for error messages (``c3-d4``, ``c3xe5``)."""
-        names = self.rules.geometry.names
-        try:
-            return ("x" if move.captures else "-").join(names[s] for s in move.path) or "<empty>"
-        except (IndexError, TypeError):
-            return repr(move)
+    def _record(self, move: Move) -> None:
+        s = self._state
+        self.position = board_position(s[tm.S_BOARD : tm.S_BOARD + 4], s[tm.S_SIDE])
+        self.moves.append(move)
+        self.positions.append(self.position)
+        self._legal = None
 
-    def _decide(self) -> None:
-        """Set `result` if the current position ends the game (order: module docstring)."""
-        pos = self.position
-        draw = self._draw
-        if not self._moves_here():
-            self.result = GameResult(1 - pos.side, "no_moves")
-            return
-        if draw.king_vs_lone_man != "play":
-            king_side = _king_vs_lone_man(pos)
-            if king_side is not None:
-                winner = king_side if draw.king_vs_lone_man == "king_wins" else None
-                self.result = GameResult(winner, "king_vs_lone_man")
-                return
-        if draw.repetition and self._seen.get(pos.key(), 0) >= draw.repetition:
-            self.result = GameResult(None, "repetition")
-        elif self._three_kings_limit and self._three_kings >= self._three_kings_limit:
-            self.result = GameResult(None, "three_kings_vs_one")
-        elif self._kings_only_limit and self._kings_only >= self._kings_only_limit:
-            self.result = GameResult(None, "kings_only")
-        elif self._no_progress_limit and self._no_progress >= self._no_progress_limit:
-            self.result = GameResult(None, "no_progress")
-        elif self.max_plies is not None and len(self.moves) >= self.max_plies:
-            self.result = self._adjudication()
+    def _grow_history(self) -> None:
+        if self._state[tm.S_HISTORY_N] >= self._history.shape[0]:  # keep a free row for the next move
+            self._history = dr.grow_history(self._history)
 
-    def _adjudication(self) -> GameResult:
-        if self._draw.adjudication == "material":
-            return material_result(self.position)
-        return GameResult(None, "adjudication")
+    # --- playing hop by hop -------------------------------------------------------------
+    def legal_hops(self) -> list[int]:
+        """Sorted hop actions legal now (`tammi_rl.rules.actions`); [] once the game is over."""
+        if self.is_over:
+            return []
+        out = np.empty(mg.MAX_MOVES, np.int64)
+        n = tm.state_legal_hops(self._state, self._buf, self._tables, out)
+        return sorted(out[:n].tolist())
+
+    def play_hop(self, action: int) -> Move | None:
+        """Play one hop; return the whole move when this hop completes it (it is then in the
+        record and the result decided), else None (the same player moves again)."""
+        if self.is_over:
+            raise MoveError(f"the game is over ({self.result}); no more hops can be played")
+        a = int(action)
+        code = tm.HOP_ILLEGAL
+        if 0 <= a < self.codec.n_actions:
+            self._grow_history()
+            code = tm.play_hop(self._state, self._buf, self._tables, self._history, a)
+        if code == tm.HOP_ILLEGAL:
+            side = self.side
+            what = self.codec.hop_text(side, a) if 0 <= a < self.codec.n_actions else "out of range"
+            raise MoveError(f"hop action {a} ({what}) is not legal here; legal: {self.legal_hops()}")
+        if code == tm.HOP_CONTINUES:
+            return None
+        move = row_move(self._state[tm.S_LAST :])
+        self._record(move)
+        return move
+
+    def chain_path(self) -> tuple[int, ...]:
+        """Internal squares visited so far in this turn: the start square, then each landing
+        square (empty at the start of a turn)."""
+        s = self._state
+        k = int(s[tm.S_HOPS])
+        if k == 0 or s[tm.S_ALIVE_N] == 0:
+            return ()
+        return tuple(self._buf[s[tm.S_ALIVE], mg.F_PATH : mg.F_PATH + k + 1].tolist())
 
     # --- ending by the players ---------------------------------------------------
     def _require_going(self, what: str) -> None:
-        if self.result is not None:
+        if self.is_over:
             raise MoveError(f"cannot {what}: the game is already over ({self.result})")
 
     def resign(self, color: int) -> GameResult:
@@ -294,14 +205,14 @@ class Game:
         if color not in (WHITE, BLACK):
             raise ValueError(f"color must be 0 (white) or 1 (black), got {color!r}")
         self._require_going("resign")
-        self.result = GameResult(1 - color, "resignation")
-        return self.result
+        self._ended = GameResult(1 - color, REASONS[_R_RESIGNATION])
+        return self._ended
 
     def agree_draw(self) -> GameResult:
         """Both players agree to a draw."""
         self._require_going("agree a draw")
-        self.result = GameResult(None, "agreement")
-        return self.result
+        self._ended = GameResult(None, REASONS[_R_AGREEMENT])
+        return self._ended
 
     def adjudicate(self) -> GameResult:
         """End the game now by the variant's adjudication (the caller stops it).
@@ -309,8 +220,24 @@ class Game:
         A game already over keeps its result, which is returned unchanged.
         """
         if self.result is None:
-            self.result = self._adjudication()
-        return self.result
+            winner = dr.DRAWN
+            if self.rules.variant.draw.adjudication == "material":
+                winner = int(dr.material_winner(*self._state[tm.S_BOARD : tm.S_BOARD + 4]))
+            self._ended = GameResult(None if winner == dr.DRAWN else winner, REASONS[_R_ADJUDICATION])
+        assert self._ended is not None
+        return self._ended
+
+    # --- helpers ----------------------------------------------------------------------
+    def _describe_path(self, path: tuple[int, ...], capture: bool = False) -> str:
+        names = self.rules.geometry.names
+        return ("x" if capture else "-").join(names[s] for s in path) or "<empty>"
+
+    def _describe(self, move: Move) -> str:
+        """A move in the variant's notation, for error messages (``c3-d4``, ``c3xe5``)."""
+        try:
+            return self._describe_path(move.path, bool(move.captures))
+        except (IndexError, TypeError):
+            return repr(move)
 
     def copy(self) -> "Game":
         """An independent copy (positions and moves are immutable and shared)."""
@@ -318,7 +245,9 @@ class Game:
         new.__dict__.update(self.__dict__)
         new.moves = list(self.moves)
         new.positions = list(self.positions)
-        new._seen = dict(self._seen)
+        new._state = self._state.copy()
+        new._buf = self._buf.copy()
+        new._history = self._history.copy()
         return new
 
     def __repr__(self) -> str:
@@ -326,4 +255,4 @@ class Game:
         return f"Game({self.rules.variant.name}, {len(self.moves)} plies, {state})"
 
 
-__all__ = ["DrawCounters", "Game", "GameResult", "REASONS", "material_result"]
+__all__ = ["DrawCounters", "Game", "GameResult", "REASONS", "board_position", "row_move"]

@@ -201,10 +201,12 @@ def _rules_for(tags: dict[str, str], index: int) -> Rules:
         )
     number = raw.split(",", 1)[0].strip()
     by_number = {load_variant(name).pdn_gametype: name for name in available_variants()}
-    if not number.isdigit() or int(number) not in by_number:
+    # ASCII digits only (int() also reads '²'-like digits badly), and not more than int() reads
+    key = int(number) if number.isascii() and number.isdigit() and len(number) < 100 else None
+    if key not in by_number:
         known = ", ".join(f"{k} {v}" for k, v in sorted(by_number.items()))
         raise PdnError(f"game {index}: GameType {raw!r} is not a supported variant (known: {known})")
-    return Rules.for_variant(by_number[int(number)])
+    return Rules.for_variant(by_number[key])
 
 
 def _split_games(tokens: Iterator[_Token]) -> Iterator[list[_Token]]:

@@ -9,13 +9,25 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field, fields
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from tammi_rl.rules.errors import VariantError
 
-ENVS_DIR = Path(__file__).resolve().parents[2] / "envs"
-"""Where the shipped variant files live (``envs/`` at the repository root)."""
+
+def _data_dir(package: str) -> Path:
+    """The folder of a data-only package (pyproject.toml maps them onto root folders)."""
+    try:
+        return Path(str(resources.files(package)))
+    except ModuleNotFoundError:
+        raise ImportError(f"{package} is missing: an editable install made before it existed"
+                          " (run `pip install -e .` again) or a broken build") from None
+
+
+ENVS_DIR = _data_dir("tammi_rl.envs")
+"""Where the shipped variant files live: ``envs/`` at the repository root, installed as the
+data package ``tammi_rl.envs`` (the checkout in an editable install, site-packages from a wheel)."""
 
 # Allowed values of the enumerated axes, in one place so errors can list them.
 GEOMETRIES = ("diagonal", "orthogonal")
@@ -192,10 +204,16 @@ def load_variant_file(path: str | Path) -> Variant:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise VariantError(f"{path}: cannot read variant file ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise VariantError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except ValueError as exc:  # a NUL character in the path
+        raise VariantError(f"{path}: cannot read variant file ({exc})") from exc
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise VariantError(f"{path}: not valid TOML: {exc}") from exc
+    except RecursionError:
+        raise VariantError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
     return variant_from_dict(data, name=path.stem, source=str(path))
 
 
@@ -217,7 +235,11 @@ def load_variant(name_or_path: str | Path | Variant) -> Variant:
     key = text.lower()
     if key not in _CACHE:
         path = ENVS_DIR / f"{key}.toml"
-        if not path.exists():
+        try:
+            found = path.exists()
+        except OSError:  # a name too long for a file name
+            found = False
+        if not found:
             raise VariantError(
                 f"unknown variant {text!r}; shipped variants: {', '.join(available_variants())}"
                 " (or give a path to a .toml file)"

@@ -25,31 +25,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from tammi_rl.mcts.cursor import HopCursor
-from tammi_rl.mcts.search import BatchedSearch, Evaluator
+from tammi_rl.mcts.search import BatchedSearch, RootState
+from tammi_rl.nn.evaluator import model_evaluator
 from tammi_rl.nn.model import build_model, wdl_to_value
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.selfplay.samples import DRAW, LOSS, MAX_LEGAL, WIN, SampleBatch, sparse_policy
-from tammi_rl.train.config import Config
-
-
-def model_evaluator(model: torch.nn.Module, device: torch.device) -> Evaluator:
-    """Wrap a policy-value network as a search evaluator (numpy in, numpy out)."""
-
-    def evaluate(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        with torch.inference_mode():
-            x = torch.from_numpy(obs).to(device, non_blocking=True)
-            logits, wdl = model(x)
-            return logits.float().cpu().numpy(), wdl_to_value(wdl).float().cpu().numpy()
-
-    return evaluate
+from tammi_rl.config import Config
 
 
 @dataclass
 class _Slot:
     game: Game
-    cursor: HopCursor
     records: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, float]] = field(default_factory=list)
     """Per stored decision: planes, legal actions, policy target, side to move, searched value."""
     play_out: bool = False
@@ -100,7 +87,7 @@ class SelfPlayWorker:
         return {
             "start": self.rules.fen(slot.game.positions[0]),
             "moves": [np.asarray(m.path, np.int64) for m in slot.game.moves],
-            "prefix": np.asarray(slot.cursor.prefix, np.int64),
+            "prefix": np.asarray(slot.game.chain_path(), np.int64),
             "play_out": slot.play_out,
             "would_resign": -1 if slot.would_resign is None else slot.would_resign,
             "obs": np.stack([r[0] for r in records]) if records else np.zeros((0, *shape), np.float32),
@@ -120,14 +107,15 @@ class SelfPlayWorker:
                 raise ValueError(f"saved self-play game {index}: move {ply + 1} ({names}) is not legal in "
                                  f"{self.rules.fen(game.position)}; was the variant changed since the checkpoint?")
             game.play(move)
-        cursor = HopCursor(game, self.codec)
-        cursor.prefix = [int(s) for s in state["prefix"]]
+        prefix = [int(s) for s in state["prefix"]]
+        for frm, to in zip(prefix, prefix[1:]):  # the hops of an unfinished capture chain
+            game.play_hop(self.codec.hop(game.side, frm, to))
         # Checkpoints written before search values were kept: NaN, read as the outcome in `_collect`.
         values = state.get("values", np.full(len(state["sides"]), np.nan, np.float32))
         records = [(o, lg, p, int(side), float(v)) for o, lg, p, side, v in
                    zip(state["obs"], state["legal"], state["policy"], state["sides"], values)]
         would = int(state["would_resign"])
-        return _Slot(game, cursor, records, bool(state["play_out"]), None if would < 0 else would)
+        return _Slot(game, records, bool(state["play_out"]), None if would < 0 else would)
 
     # --- playing -----------------------------------------------------------------------
     def _new_slot(self) -> _Slot:
@@ -139,7 +127,7 @@ class SelfPlayWorker:
                 break
             game.play(moves[int(self.rng.integers(len(moves)))])
         play_out = bool(self.rng.random() < sp.resign_playout_fraction)
-        return _Slot(game, HopCursor(game, self.codec), play_out=play_out)
+        return _Slot(game, play_out=play_out)
 
     def play(self, n_games: int) -> SelfPlayResult:
         """Play until at least ``n_games`` games have finished; return those games, their samples
@@ -157,16 +145,16 @@ class SelfPlayWorker:
             # Forced hops need no search.
             for slot in active:
                 while not slot.game.is_over:
-                    legal = slot.cursor.legal_actions()
+                    legal = slot.game.legal_hops()
                     if len(legal) != 1:
                         break
-                    self._play_hop(slot, legal[0])
+                    slot.game.play_hop(legal[0])
             searching = [s for s in active if not s.game.is_over]
             if searching:
                 full = self.rng.random(len(searching)) < cfg.playout_cap_fraction
                 sims = np.where(full, cfg.simulations, cfg.cheap_simulations)
                 greedy = np.array([len(s.game.moves) >= cfg.temperature_plies for s in searching])
-                results = self.search.run([s.cursor.root() for s in searching], self.evaluate, sims,
+                results = self.search.run([RootState.of_game(s.game) for s in searching], self.evaluate, sims,
                                           explore=True, rng=self.rng, greedy=greedy)
                 decisions += len(searching)
                 for slot, res, is_full in zip(searching, results, full):
@@ -183,17 +171,12 @@ class SelfPlayWorker:
                             slot.game.resign(side)
                             resigned += 1
                             continue
-                    self._play_hop(slot, res.action)
+                    slot.game.play_hop(res.action)
             still = []
             for slot in active:
                 (finished if slot.game.is_over else still).append(slot)
             self._active = still
         return self._collect(finished, time.perf_counter() - start, resigned, decisions)
-
-    def _play_hop(self, slot: _Slot, action: int) -> None:
-        move = slot.cursor.advance(action)
-        if move is not None:
-            slot.game.play(move)
 
     def _collect(self, slots: list[_Slot], seconds: float, resigned: int, decisions: int) -> SelfPlayResult:
         obs, legal, policy, outcome, value = [], [], [], [], []

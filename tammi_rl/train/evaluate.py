@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from tammi_rl.rules.engine import Rules
-from tammi_rl.train.config import EvalConfig, GatingConfig, MCTSConfig
+from tammi_rl.config import EvalConfig, GatingConfig, MCTSConfig
 
 if TYPE_CHECKING:
     from tammi_rl.eval.sprt import GateResult
@@ -51,8 +51,8 @@ def evaluate_vs_alphabeta(rules: Rules, model: nn.Module, cfg: EvalConfig, devic
 
     from tammi_rl.eval.arena import record_of
     from tammi_rl.eval.elo import EloFitError, fit_elo
-    from tammi_rl.match import run_match
-    from tammi_rl.mcts.agent import MCTSPlayer
+    from tammi_rl.eval.match import run_match
+    from tammi_rl.players.mcts import MCTSPlayer
     from tammi_rl.players import parse_player_spec
 
     net = copy.deepcopy(model).to(device).eval()
@@ -88,7 +88,7 @@ def gate_vs_incumbent(rules: Rules, candidate: nn.Module, incumbent: nn.Module, 
     decides or ``cfg.max_games`` are played. ``result.accepted`` is the answer.
     """
     from tammi_rl.eval.sprt import gate
-    from tammi_rl.mcts.agent import MCTSPlayer
+    from tammi_rl.players.mcts import MCTSPlayer
 
     players = [MCTSPlayer(rules, copy.deepcopy(net).to(device).eval(), cfg.simulations, device, mcts=mcts,
                           name=name, seed=seed) for net, name in ((candidate, "candidate"), (incumbent, "incumbent"))]

@@ -27,7 +27,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from tammi_rl.selfplay.samples import SampleBatch
-from tammi_rl.train.config import TrainConfig
+from tammi_rl.config import TrainConfig
 
 
 class SampleSource(Protocol):

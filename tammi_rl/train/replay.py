@@ -29,7 +29,7 @@ import numpy as np
 
 from tammi_rl.rules.errors import TammiError
 from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch, outcome_values
-from tammi_rl.train.atomic import atomic_write
+from tammi_rl.atomic import atomic_write
 
 SNAPSHOT_VERSION = 2
 """2 added the search values; a version-1 snapshot loads with the outcomes as values."""

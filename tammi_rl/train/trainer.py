@@ -13,7 +13,7 @@ and sample games are written.
 
 The worker and the learner sit behind small interfaces (`SelfPlayBackend`,
 `tammi_rl.train.learner.SampleSource`) and the worker is made by a factory, so a
-distributed backend (Ray actors, DESIGN.md decision 8) can replace the local loop's
+distributed backend (Ray actors) can replace the local loop's
 parts without rewriting them.
 
 Resuming restores weights, optimizer, lr schedule, counters, every RNG, the worker's
@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, TextIO
 import numpy as np
 import torch
 
-from tammi_rl.train.checkpoint import (capture_rng, load_checkpoint, load_model_weights, make_checkpoint,
+from tammi_rl.store.checkpoint import (capture_rng, load_checkpoint, load_model_weights, make_checkpoint,
                                        restore_rng)
-from tammi_rl.train.config import Config, load_config
+from tammi_rl.config import Config, load_config
 from tammi_rl.train.replay import ReplayBuffer, ReplayError
-from tammi_rl.train.rundir import RunDir, open_run
+from tammi_rl.store.rundir import RunDir, open_run
 
 if TYPE_CHECKING:
     from tammi_rl.rules.engine import Rules

@@ -26,7 +26,7 @@ from tammi_rl.players import Player
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.pdn import game_to_pdn
-from tammi_rl.search.openings import START, Opening, load_openings
+from tammi_rl.eval.openings import START, Opening, load_openings
 
 DEFAULT_MAX_PLIES = 300
 

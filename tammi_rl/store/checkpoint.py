@@ -29,8 +29,8 @@ import torch
 from torch import nn
 
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.train.atomic import atomic_write
-from tammi_rl.train.config import NetworkConfig
+from tammi_rl.atomic import atomic_write
+from tammi_rl.config import NetworkConfig
 
 FORMAT_VERSION = 1
 REQUIRED_KEYS = ("format_version", "variant", "network", "model", "counters")

@@ -29,7 +29,7 @@ from tammi_rl.players import PlayerSpecError
 
 if TYPE_CHECKING:
     from tammi_rl.eval.arena import Arena
-    from tammi_rl.match import MatchResult
+    from tammi_rl.eval.match import MatchResult
 
 DEFAULT_VS = "alphabeta:depth=1,2,4,6"
 
@@ -80,12 +80,12 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
     """Play the evaluation, print the summary, write PDN/JSON/CSV (and the ladder in gauntlet mode)."""
     from tammi_rl.eval.arena import Arena, match_row
     from tammi_rl.eval.elo import fit_elo
-    from tammi_rl.match import DEFAULT_MAX_PLIES
+    from tammi_rl.eval.match import DEFAULT_MAX_PLIES
     from tammi_rl.players import parse_player_spec
     from tammi_rl.rules.engine import Rules
     from tammi_rl.rules.errors import TammiError
-    from tammi_rl.search.openings import load_openings, read_openings
-    from tammi_rl.train.checkpoint import load_checkpoint
+    from tammi_rl.eval.openings import load_openings, read_openings
+    from tammi_rl.store.checkpoint import load_checkpoint
 
     out = out or sys.stdout
     if args.games < 1:
@@ -126,7 +126,7 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
                      "opponents": [o.name for o in opponents], "max_plies": max_plies, "seed": args.seed}
     if args.gauntlet:
         from tammi_rl.eval.gauntlet import plot_ladder, run_checkpoints, run_gauntlet, write_ladder_csv
-        from tammi_rl.mcts.agent import load_agent
+        from tammi_rl.players.mcts import load_agent
 
         entries = run_checkpoints(run_dir)
         print(f"gauntlet of {len(entries)} checkpoints of {run_dir} at {args.sims} sims vs "
@@ -144,7 +144,7 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
         plot_ladder(result, out_dir / "ladder.png", title=f"{run_dir.name}: Elo ladder ({args.sims} sims)")
         summary |= {"run_dir": str(run_dir), "mode": "gauntlet", "ladder": [r.to_dict() for r in result.rows]}
     else:
-        from tammi_rl.mcts.agent import load_agent
+        from tammi_rl.players.mcts import load_agent
 
         agent = load_agent(rules, str(ckpt_path), args.sims, args.device, args.algorithm,
                            name=_agent_name(ckpt_path, run_dir))
@@ -165,8 +165,8 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
 
 def _resolve_target(target: Path, gauntlet: bool) -> tuple[Path, Path | None]:
     """(checkpoint to read the variant from, run directory or None)."""
-    from tammi_rl.train.checkpoint import CheckpointError
-    from tammi_rl.train.rundir import RunDir
+    from tammi_rl.store.checkpoint import CheckpointError
+    from tammi_rl.store.rundir import RunDir
 
     if not target.exists():
         raise CheckpointError(f"{target}: no checkpoint file or run directory there")

@@ -126,27 +126,27 @@ def _variants(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- play, match (logic in tammi_rl.search.commands) -----------------------------------
+# --- play, match (logic in tammi_rl.cli.play) -----------------------------------
 def _play_arguments(parser: argparse.ArgumentParser) -> None:
-    from tammi_rl.search.commands import add_play_arguments
+    from tammi_rl.cli.play import add_play_arguments
 
     add_play_arguments(parser)
 
 
 def _play(args: argparse.Namespace) -> int:
-    from tammi_rl.search.commands import run_play
+    from tammi_rl.cli.play import run_play
 
     return run_play(args)
 
 
 def _match_arguments(parser: argparse.ArgumentParser) -> None:
-    from tammi_rl.search.commands import add_match_arguments
+    from tammi_rl.cli.play import add_match_arguments
 
     add_match_arguments(parser)
 
 
 def _match(args: argparse.Namespace) -> int:
-    from tammi_rl.search.commands import run_match_command
+    from tammi_rl.cli.play import run_match_command
 
     return run_match_command(args)
 
@@ -163,7 +163,7 @@ def _train_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _train(args: argparse.Namespace) -> int:
     """Train (or resume) a run; one status line per iteration."""
-    from tammi_rl.train.config import load_config
+    from tammi_rl.config import load_config
     from tammi_rl.train.trainer import resume_config, train
 
     overrides: list[str] = []
@@ -197,15 +197,15 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- eval (logic in tammi_rl.eval.commands) ---------------------------------------------
+# --- eval (logic in tammi_rl.cli.evaluate) ---------------------------------------------
 def _eval_arguments(parser: argparse.ArgumentParser) -> None:
-    from tammi_rl.eval.commands import add_eval_arguments
+    from tammi_rl.cli.evaluate import add_eval_arguments
 
     add_eval_arguments(parser)
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from tammi_rl.eval.commands import run_eval_command
+    from tammi_rl.cli.evaluate import run_eval_command
 
     return run_eval_command(args)
 

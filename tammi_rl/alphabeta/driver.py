@@ -1,7 +1,7 @@
 """Alpha-beta search driver: iterative deepening, time/node limits, near-equal move randomisation.
 
-    search = AlphaBeta(Rules.for_variant("russian"), SearchConfig(depth=6))
-    result = search.search(position)          # SearchResult: move, score, depth, nodes...
+    search = AlphaBeta(Rules.for_variant("russian"), AlphaBetaConfig(depth=6))
+    result = search.search(position)          # AlphaBetaResult: move, score, depth, nodes...
     result.move                               # a Move from rules.legal_moves(position)
 
 Each depth is one call of the compiled `core.search_iteration`; the transposition
@@ -24,15 +24,15 @@ import numpy as np
 
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.position import Move, Position
-from tammi_rl.search import core
-from tammi_rl.search.evaluation import EvalWeights, build_tables, default_weights, evaluate
-from tammi_rl.search.zobrist import DEFAULT_KEYS, hash_position
+from tammi_rl.alphabeta import core
+from tammi_rl.alphabeta.evaluation import EvalWeights, build_tables, default_weights, evaluate
+from tammi_rl.alphabeta.zobrist import DEFAULT_KEYS, hash_position
 
 MAX_DEPTH = core.MAX_PLY // 2
 
 
 @dataclass(frozen=True)
-class SearchConfig:
+class AlphaBetaConfig:
     """Limits and options of one alpha-beta player."""
 
     depth: int | None = 6
@@ -66,7 +66,7 @@ class SearchConfig:
 
 
 @dataclass(frozen=True)
-class SearchResult:
+class AlphaBetaResult:
     """The outcome of one search."""
 
     move: Move
@@ -95,9 +95,9 @@ class SearchResult:
 class AlphaBeta:
     """A reusable alpha-beta searcher for one variant (holds the tables between moves)."""
 
-    def __init__(self, rules: Rules, config: SearchConfig | None = None, seed: int | None = None) -> None:
+    def __init__(self, rules: Rules, config: AlphaBetaConfig | None = None, seed: int | None = None) -> None:
         self.rules = rules
-        self.config = config or SearchConfig()
+        self.config = config or AlphaBetaConfig()
         self.weights: EvalWeights = default_weights(rules).with_overrides(self.config.weights)
         self.tables = build_tables(rules, self.weights)
         self.keys = DEFAULT_KEYS
@@ -132,7 +132,7 @@ class AlphaBeta:
         depth: int | None = None,
         time_limit: float | None = None,
         nodes: int | None = None,
-    ) -> SearchResult:
+    ) -> AlphaBetaResult:
         """Best move of ``position``; ``history``: earlier positions since the last irreversible move.
 
         ``depth``, ``time_limit`` and ``nodes`` override the config's limits for this call.
@@ -145,7 +145,7 @@ class AlphaBeta:
         if not moves:
             raise ValueError(f"no legal moves in {self.rules.fen(position)}: the game is over")
         if len(moves) == 1:
-            return SearchResult(moves[0], self.evaluate(position), 0, 0, time.perf_counter() - start, (moves[0],))
+            return AlphaBetaResult(moves[0], self.evaluate(position), 0, 0, time.perf_counter() - start, (moves[0],))
         max_depth = MAX_DEPTH if depth is None else depth
         node_cap = nodes if nodes is not None else 1 << 62
         deadline = start + time_limit if time_limit is not None else None
@@ -196,13 +196,13 @@ class AlphaBeta:
             chosen = self.rng.choice(near)
             candidates = tuple(moves[i] for i in near)
             score = int(root_scores[chosen])
-        return SearchResult(moves[chosen], score, reached, total, time.perf_counter() - start, candidates)
+        return AlphaBetaResult(moves[chosen], score, reached, total, time.perf_counter() - start, candidates)
 
 
-def config_from_dict(options: Mapping[str, Any]) -> SearchConfig:
-    """A `SearchConfig` from a plain dict (unknown keys are errors that name the key)."""
-    known = set(SearchConfig.__dataclass_fields__)
+def config_from_dict(options: Mapping[str, Any]) -> AlphaBetaConfig:
+    """A `AlphaBetaConfig` from a plain dict (unknown keys are errors that name the key)."""
+    known = set(AlphaBetaConfig.__dataclass_fields__)
     for key in options:
         if key not in known:
             raise ValueError(f"unknown alpha-beta option {key!r}; known options: {', '.join(sorted(known))}")
-    return SearchConfig(**options)
+    return AlphaBetaConfig(**options)

@@ -5,7 +5,7 @@ opening per line, its moves in the variant's notation separated by spaces (``c3-
 f6-g5 g3-h4``); ``#`` starts a comment; blank lines are ignored. The empty opening
 (the start position) is written as a line holding only ``-``.
 
-The shipped lists were made with ``python -m tammi_rl.search.openings VARIANT``: every
+The shipped lists were made with ``python -m tammi_rl.eval.openings VARIANT``: every
 line of ``--plies`` moves from the start position is scored by an alpha-beta search of
 ``--depth`` plies, lines whose score lies within ``--max-abs`` (hundredths of a man) of
 level are kept, and ``--count`` of them are picked with a fixed seed. A variant
@@ -70,6 +70,10 @@ def read_openings(rules: Rules, path: str | Path) -> list[Opening]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise TammiError(f"{path}: cannot read openings file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise TammiError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except ValueError as exc:  # a NUL character in the path
+        raise TammiError(f"{path}: cannot read openings file ({exc})") from None
     openings = []
     for number, line in enumerate(lines, 1):
         text = line.split("#", 1)[0].strip()
@@ -102,9 +106,9 @@ def _lines(rules: Rules, pos: Position, plies: int) -> list[tuple[Move, ...]]:
 def generate_openings(rules: Rules, plies: int = 3, depth: int = 6, max_abs: int = 25, count: int = 24,
                       seed: int = 0) -> list[tuple[Opening, int]]:
     """Balanced openings: (opening, score for the side to move after it), chosen as described above."""
-    from tammi_rl.search.alphabeta import AlphaBeta, SearchConfig
+    from tammi_rl.alphabeta.driver import AlphaBeta, AlphaBetaConfig
 
-    search = AlphaBeta(rules, SearchConfig(depth=depth, tt_bits=18))
+    search = AlphaBeta(rules, AlphaBetaConfig(depth=depth, tt_bits=18))
     lines = _lines(rules, rules.start_position(), plies)
     random.Random(seed).shuffle(lines)
     kept: list[tuple[Opening, int]] = []
@@ -139,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     header = [
         f"# {rules.variant.name}: {len(kept)} openings of {args.plies} plies, balanced within "
         f"{args.max_abs}/100 of a man by alpha-beta depth {args.depth} (seed {args.seed}).",
-        "# Made by: python -m tammi_rl.search.openings "
+        "# Made by: python -m tammi_rl.eval.openings "
         f"{rules.variant.name} --plies {args.plies} --depth {args.depth} --max-abs {args.max_abs} "
         f"--count {args.count} --seed {args.seed}",
         "# Format: moves in the variant's notation; the score after the line (side to move) as a comment.",

@@ -11,17 +11,20 @@ without search. Evaluation play is deterministic: no root noise, greedy choice.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from tammi_rl.mcts.cursor import HopCursor
-from tammi_rl.mcts.search import BatchedSearch, SearchResult
+from tammi_rl.config import MCTSConfig, NetworkConfig
+from tammi_rl.mcts.search import BatchedSearch, MCTSResult, RootState
+from tammi_rl.nn.evaluator import model_evaluator
+from tammi_rl.nn.model import build_model, resolve_device
+from tammi_rl.players.spec import PlayerSpecError, int_option, reject_unknown
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move
-from tammi_rl.selfplay.worker import model_evaluator
-from tammi_rl.train.config import MCTSConfig
+from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint, load_model_weights
 
 
 class MCTSPlayer:
@@ -39,32 +42,33 @@ class MCTSPlayer:
         self.evaluate = model_evaluator(self.model, self.device)
         self.rng = np.random.default_rng(seed)
         self.name = name or f"mcts:sims={simulations}"
-        self.last_results: list[SearchResult] = []
+        self.last_results: list[MCTSResult] = []
         """The searches of the last `choose` call, one per searched hop (for inspection)."""
 
     def new_game(self, seed: int | None = None) -> None:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
-    def analyse(self, game: Game, cursor: HopCursor | None = None) -> SearchResult:
-        """Search the current state (after the cursor's hops) without playing anything."""
-        cursor = cursor or HopCursor(game, self.search.codec)
-        return self.search.run([cursor.root()], self.evaluate, self.simulations, explore=False, rng=self.rng)[0]
+    def analyse(self, game: Game) -> MCTSResult:
+        """Search the current state (mid-chain: after the hops played) without playing anything."""
+        return self.search.run([RootState.of_game(game)], self.evaluate, self.simulations, explore=False,
+                               rng=self.rng)[0]
 
     def choose(self, game: Game) -> Move:
-        cursor = HopCursor(game, self.search.codec)
+        """Search each hop of the turn on a copy of ``game``; return the whole move."""
+        if game.is_over:
+            raise ValueError("MCTSPlayer.choose called on a finished game")
+        turn = game.copy()
         self.last_results = []
         while True:
-            legal = cursor.legal_actions()
-            if not legal:
-                raise ValueError("MCTSPlayer.choose called on a finished game")
+            legal = turn.legal_hops()
             if len(legal) == 1:
                 action = legal[0]
             else:
-                result = self.analyse(game, cursor)
+                result = self.analyse(turn)
                 self.last_results.append(result)
                 action = result.action
-            move = cursor.advance(action)
+            move = turn.play_hop(action)
             if move is not None:
                 return move
 
@@ -72,12 +76,6 @@ class MCTSPlayer:
 def load_agent(rules: Rules, checkpoint: str, simulations: int = 64, device: str = "auto",
                algorithm: str | None = None, name: str | None = None) -> MCTSPlayer:
     """An `MCTSPlayer` with the network of a checkpoint file or run directory."""
-    from pathlib import Path
-
-    from tammi_rl.nn.model import build_model, resolve_device
-    from tammi_rl.train.checkpoint import CheckpointError, load_checkpoint, load_model_weights
-    from tammi_rl.train.config import NetworkConfig
-
     path = Path(checkpoint)
     if path.is_dir():
         path = path / "checkpoints" / "latest.pt"
@@ -97,12 +95,10 @@ def load_agent(rules: Rules, checkpoint: str, simulations: int = 64, device: str
 
 def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPlayer:
     """Factory behind the ``mcts:...`` player spec (registered in `tammi_rl.players`)."""
-    from tammi_rl.players import PlayerSpecError, _int_option, _reject_unknown
-
-    _reject_unknown(spec, options, {"checkpoint", "sims", "algorithm", "device", "name"})
+    reject_unknown(spec, options, {"checkpoint", "sims", "algorithm", "device", "name"})
     if "checkpoint" not in options:
         raise PlayerSpecError(f"player spec {spec!r}: mcts needs checkpoint=PATH (a .pt file or a run directory)")
-    sims = _int_option(spec, "sims", options["sims"], 1) if "sims" in options else 64
+    sims = int_option(spec, "sims", options["sims"], 1) if "sims" in options else 64
     algorithm = options.get("algorithm")
     if algorithm not in (None, "gumbel", "puct"):
         raise PlayerSpecError(f"player spec {spec!r}: algorithm must be gumbel or puct, got {algorithm!r}")

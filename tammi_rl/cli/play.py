@@ -12,48 +12,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from tammi_rl.env.render import board_text
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
 from tammi_rl.rules.position import BLACK, COLOR_NAMES, WHITE, Move, Position
-
-_PIECES = {"w": " w ", "W": " W ", "b": " b ", "B": " B "}
-
-
-def render_board(rules: Rules, pos: Position, last: Move | None = None) -> str:
-    """A text board as White sees it: ``w``/``b`` men, ``W``/``B`` kings, coordinates around.
-
-    Empty playable squares show ``.`` (algebraic variants, files and ranks on the edges)
-    or their number (numeric variants). The last move's squares are bracketed.
-    """
-    g = rules.geometry
-    size = g.size
-    numeric = rules.variant.notation == "numeric"
-    marked = set(last.path) if last else set()
-    lines = []
-    for row in range(size - 1, -1, -1):
-        cells = []
-        for col in range(size):
-            sq = g.index_of_coord.get((row, col))
-            if sq is None:
-                cells.append("   ")
-                continue
-            piece = pos.piece_at(sq)
-            if piece is not None:
-                text = _PIECES[piece]
-            else:
-                text = f"{g.names[sq]:>2} " if numeric else " . "
-            if sq in marked:
-                text = "[" + text[1] + "]" if piece is not None or not numeric else "[" + text[:2].strip() + "]"
-            cells.append(text)
-        label = "" if numeric else f"{row + 1:>2} "
-        lines.append(f"{label}|{''.join(cells)}|")
-    edge = ("" if numeric else "   ") + "+" + "-" * (3 * size) + "+"
-    lines.insert(0, edge)
-    lines.append(edge)
-    if not numeric:
-        lines.append("    " + "".join(f" {chr(ord('a') + c)} " for c in range(size)))
-    return "\n".join(lines)
-
 
 def _describe_search(player: object) -> str:
     last = getattr(player, "last", None)
@@ -97,7 +59,7 @@ def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
     say(f"{rules.variant.name}: {players[WHITE].name} (white) vs {players[BLACK].name} (black)")
     say("type moves like " + ("c3-d4 or c3:e5" if rules.variant.notation == "algebraic" else "22-18 or 22x15")
         + "; 'moves' lists the legal moves, 'resign' resigns, 'quit' stops")
-    say(render_board(rules, game.position))
+    say(board_text(rules, game.position))
     while not game.is_over:
         side = game.side
         player = players[side]
@@ -112,7 +74,7 @@ def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
             return 0
         game.play(move)
         say(f"{len(game.moves)}. {COLOR_NAMES[side]} plays {format_move(rules, move)}{_describe_search(player)}")
-        say(render_board(rules, game.position, move))
+        say(board_text(rules, game.position, move))
     assert game.result is not None
     say(f"result: {game.result}")
     _write_pdn(args, rules, game, players, out)
@@ -150,9 +112,9 @@ def add_match_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_match_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Play a match and print W/D/L, the score with its 95% interval, and the Elo difference."""
-    from tammi_rl.match import match_pdn, run_match
+    from tammi_rl.eval.match import match_pdn, run_match
     from tammi_rl.players import parse_player_spec
-    from tammi_rl.search.openings import load_openings, read_openings
+    from tammi_rl.eval.openings import load_openings, read_openings
 
     out = out or sys.stdout
     if args.games < 1:

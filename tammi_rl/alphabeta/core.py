@@ -1,7 +1,7 @@
 """The compiled alpha-beta search: one fixed-depth negamax iteration (numba, ``cache=True``).
 
 `search_iteration` searches the root to a fixed depth and is called once per depth by
-the Python iterative-deepening driver (`tammi_rl.search.alphabeta`). It is written
+the Python iterative-deepening driver (`tammi_rl.alphabeta.driver`). It is written
 WITHOUT recursion: numba cannot safely load a recursive function from its disk cache,
 so the tree walk is an explicit stack (one row per ply) driven by a small state machine
 (ENTER a node, pick its NEXT move, RETURN a value to the parent).
@@ -50,14 +50,8 @@ from tammi_rl.rules.movegen import (
     has_capture,
     has_quiet_move,
 )
-from tammi_rl.search.evaluation import evaluate
-from tammi_rl.search.zobrist import SIDE_KEY_ROW, hash_bitboards
-from tammi_rl.jit_cache import drop_stale_cache
-from tammi_rl.rules import movegen as _movegen
-from tammi_rl.search import evaluation as _evaluation, zobrist as _zobrist
-
-# search_iteration inlines the move generator, the evaluation and the hashing.
-drop_stale_cache(__file__, [_movegen, _evaluation, _zobrist])
+from tammi_rl.alphabeta.evaluation import evaluate
+from tammi_rl.alphabeta.zobrist import SIDE_KEY_ROW, hash_bitboards
 
 MAX_PLY = 128
 MATE = 1_000_000

@@ -22,9 +22,9 @@ from typing import Any
 
 
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.train.atomic import atomic_copy, atomic_write_text
-from tammi_rl.train.checkpoint import save_checkpoint
-from tammi_rl.train.config import Config, save_config
+from tammi_rl.atomic import atomic_copy, atomic_write_text
+from tammi_rl.store.checkpoint import save_checkpoint
+from tammi_rl.config import Config, save_config
 
 CONFIG_FILE = "config.yaml"
 _CKPT_RE = re.compile(r"^ckpt_(\d+)\.pt$")

@@ -1,0 +1,100 @@
+"""Player specs: ``KIND`` or ``KIND:key=value,key=value``, parsed into a player.
+
+    player = parse_player_spec("alphabeta:depth=6,seed=1", rules)
+
+Each kind has a factory ``factory(rules, options, spec_text) -> Player`` registered with
+`register_player_kind`; `int_option`, `float_option` and `reject_unknown` are the shared
+option readers, so every kind reports a bad option the same way (naming the spec).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from tammi_rl.players.base import Player
+from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.errors import TammiError
+
+
+class PlayerSpecError(TammiError):
+    """A player spec cannot be read or names unknown options."""
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    """A parsed player spec: its kind and ``key=value`` options (values as text)."""
+
+    kind: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str) -> "PlayerSpec":
+        """Split ``KIND:key=value,...`` (kind and keys lower-cased); the kind is not checked here."""
+        body = text.strip()
+        if not body:
+            raise PlayerSpecError(f"empty player spec; known kinds: {', '.join(sorted(PLAYER_KINDS))}")
+        kind, _, rest = body.partition(":")
+        kind = kind.strip().lower()
+        options: dict[str, str] = {}
+        for item in filter(None, (part.strip() for part in rest.split(","))):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip() or not value.strip():
+                raise PlayerSpecError(f"player spec {text!r}: option {item!r} must look like key=value")
+            key = key.strip().lower()
+            if key in options:
+                raise PlayerSpecError(f"player spec {text!r}: option {key!r} given twice")
+            options[key] = value.strip()
+        return cls(kind, options)
+
+
+PlayerFactory = Callable[[Rules, dict[str, str], str], Player]
+PLAYER_KINDS: dict[str, PlayerFactory] = {}
+
+
+def register_player_kind(kind: str, factory: PlayerFactory) -> None:
+    """Make ``kind`` usable in player specs: ``factory(rules, options, spec_text) -> Player``."""
+    PLAYER_KINDS[kind.lower()] = factory
+
+
+def int_option(spec: str, key: str, value: str, lo: int | None = None) -> int:
+    """Option ``key`` of ``spec`` as a whole number (at least ``lo`` when given)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise PlayerSpecError(f"player spec {spec!r}: {key} must be a whole number, got {value!r}") from None
+    if lo is not None and number < lo:
+        raise PlayerSpecError(f"player spec {spec!r}: {key} must be >= {lo}, got {number}")
+    return number
+
+
+def float_option(spec: str, key: str, value: str) -> float:
+    """Option ``key`` of ``spec`` as a positive number of seconds."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise PlayerSpecError(f"player spec {spec!r}: {key} must be a number of seconds, got {value!r}") from None
+    if not number > 0:
+        raise PlayerSpecError(f"player spec {spec!r}: {key} must be > 0, got {value!r}")
+    return number
+
+
+def reject_unknown(spec: str, options: dict[str, str], known: set[str]) -> None:
+    """A `PlayerSpecError` naming the first option of ``spec`` that is not in ``known``."""
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise PlayerSpecError(
+            f"player spec {spec!r}: unknown option {unknown[0]!r}; known options: {', '.join(sorted(known)) or 'none'}"
+        )
+
+
+def parse_player_spec(text: str, rules: Rules) -> Player:
+    """The player a spec names, for ``rules``' variant; `PlayerSpecError` says what is wrong."""
+    spec = PlayerSpec.parse(text)
+    factory = PLAYER_KINDS.get(spec.kind)
+    if factory is None:
+        raise PlayerSpecError(
+            f"unknown player kind {spec.kind!r} in {text!r}; known kinds: {', '.join(sorted(PLAYER_KINDS))}"
+            " (write e.g. 'alphabeta:depth=6', 'random:seed=1' or 'human')"
+        )
+    return factory(rules, spec.options, text)

@@ -1,1 +1,0 @@
-"""Alpha-beta baseline player: evaluation, Zobrist hashing, compiled search, openings, matches."""
