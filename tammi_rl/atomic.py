@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 
 
-def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
-    """Create or replace ``path`` with what ``write(binary_file)`` writes."""
+def atomic_write(path: str | Path, write: Callable[[BinaryIO], object]) -> None:
+    """Create or replace ``path`` with what ``write(binary_file)`` writes (its return value is ignored)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -9,8 +9,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "tammi_rl"
@@ -47,3 +51,10 @@ def test_no_reference_to_files_outside_the_repository() -> None:
         if path.is_file() and path.name != Path(__file__).name and outside.search(path.read_text(errors="ignore")):
             offenders.append(str(path.relative_to(ROOT)))
     assert not offenders, offenders
+
+
+def test_package_list_is_complete() -> None:
+    """pyproject.toml lists every package, so a wheel never misses a new one."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(("tammi_rl", *p.parent.relative_to(PACKAGE).parts)) for p in PACKAGE.rglob("__init__.py")}
+    assert found | {"tammi_rl.envs", "tammi_rl.checkpoints"} == listed

@@ -161,7 +161,7 @@ def test_sdist_carries_the_data_and_builds_the_same_wheel(build):
         assert f"envs/{variant}.toml" in names
     for opening in OPENING_NAMES:
         assert f"envs/openings/{opening}" in names
-    assert {"pyproject.toml", "setup.py", "envs/__init__.py", "checkpoints/__init__.py",
+    assert {"pyproject.toml", "envs/__init__.py", "checkpoints/__init__.py",
             "checkpoints/tiny.shipped.pt"} <= names
     assert not any(name.startswith("runs/") or name.endswith("-latest.pt") for name in names)
 

@@ -36,6 +36,8 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from tammi_rl.alphabeta.evaluation import evaluate
+from tammi_rl.alphabeta.zobrist import SIDE_KEY_ROW, hash_bitboards
 from tammi_rl.rules.movegen import (
     F_CAPTURED,
     F_FROM,
@@ -50,8 +52,6 @@ from tammi_rl.rules.movegen import (
     has_capture,
     has_quiet_move,
 )
-from tammi_rl.alphabeta.evaluation import evaluate
-from tammi_rl.alphabeta.zobrist import SIDE_KEY_ROW, hash_bitboards
 
 MAX_PLY = 128
 MATE = 1_000_000
@@ -132,9 +132,28 @@ def _child_hash(h, keys, frm, to, cap, promotes, side, own_kings, opp_kings):
 
 @njit(cache=True)
 def search_iteration(
-    root, depth, margin, node_limit, rays, params, pst, reach, mobility, keys,
-    tt_key, tt_val, killers, history, path, n_hist, men_reversible, extend_forced,
-    bufs, order, perm, root_scores,
+    root,
+    depth,
+    margin,
+    node_limit,
+    rays,
+    params,
+    pst,
+    reach,
+    mobility,
+    keys,
+    tt_key,
+    tt_val,
+    killers,
+    history,
+    path,
+    n_hist,
+    men_reversible,
+    extend_forced,
+    bufs,
+    order,
+    perm,
+    root_scores,
 ):
     """Search ``root`` (int64[5]: four bitboards and side) to ``depth`` plies.
 
@@ -193,8 +212,10 @@ def search_iteration(
                 if p > 0 and ((v >> 32) & 0xFF) >= max(d, 0):
                     sc = _from_tt((v & 0xFFFFFFFF) - _BIAS, p)
                     flag = (v >> 40) & 3
-                    if flag == EXACT or (flag == LOWER and sc >= ist[p, BETA]) or (
-                        flag == UPPER and sc <= ist[p, ALPHA]
+                    if (
+                        flag == EXACT
+                        or (flag == LOWER and sc >= ist[p, BETA])
+                        or (flag == UPPER and sc <= ist[p, ALPHA])
                     ):
                         ret = sc
                         mode = _RETURN

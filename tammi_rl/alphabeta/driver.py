@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from tammi_rl.rules.engine import Rules
-from tammi_rl.rules.position import Move, Position
 from tammi_rl.alphabeta import core
 from tammi_rl.alphabeta.evaluation import EvalWeights, build_tables, default_weights, evaluate
 from tammi_rl.alphabeta.zobrist import DEFAULT_KEYS, hash_position
+from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.position import Move, Position
 
 MAX_DEPTH = core.MAX_PLY // 2
 
@@ -169,9 +170,28 @@ class AlphaBeta:
             if best is None:
                 limit = max(limit, 1 << 62)  # always finish depth 1
             score, idx, n, aborted = core.search_iteration(
-                root, d, cfg.margin, limit, self.rules.rays, self.rules.params, t.pst, t.reach, t.mobility,
-                self.keys, self.tt_key, self.tt_val, self.killers, self.history, path, len(history),
-                self.men_reversible, int(cfg.forced_extension), self.bufs, self.order, self.perm, self.root_scores,
+                root,
+                d,
+                cfg.margin,
+                limit,
+                self.rules.rays,
+                self.rules.params,
+                t.pst,
+                t.reach,
+                t.mobility,
+                self.keys,
+                self.tt_key,
+                self.tt_val,
+                self.killers,
+                self.history,
+                path,
+                len(history),
+                self.men_reversible,
+                int(cfg.forced_extension),
+                self.bufs,
+                self.order,
+                self.perm,
+                self.root_scores,
             )
             total += int(n)
             elapsed = time.perf_counter() - start
@@ -182,12 +202,12 @@ class AlphaBeta:
             best = (int(score), int(idx), d, self.root_scores[: len(moves)].copy())
             if abs(score) > core.MATE_BOUND:
                 break
-            if deadline is not None and elapsed > 0.6 * time_limit:
+            if time_limit is not None and elapsed > 0.6 * time_limit:
                 break  # the next iteration would most likely not finish
         assert best is not None
         score, idx, reached, root_scores = best
         chosen = idx
-        candidates = (moves[idx],)
+        candidates: tuple[Move, ...] = (moves[idx],)
         if cfg.margin > 0 and abs(score) <= core.MATE_BOUND:
             near = [i for i in range(len(moves)) if root_scores[i] >= score - cfg.margin]
             if idx not in near:  # cannot happen, but never lose the best move

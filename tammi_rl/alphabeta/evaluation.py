@@ -19,8 +19,9 @@ Scores are integers (a man is 100) from the side to move's point of view.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -46,7 +47,7 @@ class EvalWeights:
     man_mobility: int = 2
     king_mobility: int = 2
 
-    def with_overrides(self, overrides: Mapping[str, Any] | None) -> "EvalWeights":
+    def with_overrides(self, overrides: Mapping[str, Any] | None) -> EvalWeights:
         """A copy with some weights replaced; unknown keys and non-integers are errors."""
         if not overrides:
             return self

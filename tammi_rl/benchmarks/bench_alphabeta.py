@@ -17,13 +17,12 @@ from __future__ import annotations
 import argparse
 import time
 
+from tammi_rl.alphabeta.driver import AlphaBeta, AlphaBetaConfig
+from tammi_rl.eval.openings import load_openings
 from tammi_rl.players import AlphaBetaPlayer
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.variant import available_variants
-from tammi_rl.alphabeta.driver import AlphaBeta, AlphaBetaConfig
-from tammi_rl.eval.openings import load_openings
-
 
 MIDDLEGAMES = {
     "russian": "B:Wa3,a5,b2,c1,c3,e1,f4,h2:Ba7,b8,c7,d8,f6,f8,g7,h4",
@@ -40,6 +39,7 @@ def middlegame(rules: Rules, plies: int = 20) -> Game:
     for move in load_openings(rules)[0].moves:
         game.play(move)
     player = AlphaBetaPlayer(rules, AlphaBetaConfig(depth=3))
+
     def quiet(g: Game) -> bool:
         moves = g.legal_moves()
         return len(moves) >= 4 and not moves[0].captures
@@ -64,8 +64,10 @@ def main() -> None:
         cpu = time.process_time()
         result = search.search(pos)
         cpu = time.process_time() - cpu
-        print(f"{name:<14} {result.nps:>10,.0f} {result.nodes / cpu:>10,.0f} {result.depth:>5} {result.nodes:>9} "
-              f"{result.seconds:>7.2f}  {rules.fen(pos)}")
+        print(
+            f"{name:<14} {result.nps:>10,.0f} {result.nodes / cpu:>10,.0f} {result.depth:>5} {result.nodes:>9} "
+            f"{result.seconds:>7.2f}  {rules.fen(pos)}"
+        )
 
 
 if __name__ == "__main__":

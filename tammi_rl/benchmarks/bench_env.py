@@ -37,7 +37,7 @@ def bench(variant: str, seconds: float, seed: int = 0) -> tuple[float, float, in
         while True:
             for _ in range(1000):
                 legal = info["action_mask"].view(bool).nonzero()[0]
-                obs, reward, terminated, truncated, info = env.step(legal[int(rng.random() * len(legal))])
+                _, _, terminated, truncated, info = env.step(legal[int(rng.random() * len(legal))])
                 steps += 1
                 if terminated or truncated:
                     episodes += 1

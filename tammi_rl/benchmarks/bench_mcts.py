@@ -20,18 +20,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from tammi_rl.config import load_config
 from tammi_rl.mcts.search import BatchedSearch, RootState, uniform_evaluator
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.selfplay.worker import SelfPlayWorker
-from tammi_rl.config import load_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 def middlegame_roots(rules: Rules, n: int, plies: int, seed: int) -> list[RootState]:
     rng = np.random.default_rng(seed)
-    roots = []
+    roots: list[RootState] = []
     while len(roots) < n:
         game = Game(rules)
         for _ in range(plies):
@@ -57,13 +57,13 @@ def bench_search(variant: str, sims: int, trees: int) -> float:
     return trees * sims / (time.perf_counter() - start)
 
 
-def bench_selfplay(variant: str, games: int) -> dict[str, float]:
+def bench_selfplay(variant: str, games: int) -> dict[str, float | str]:
     path = CONFIGS / f"{variant}.yaml"
     overrides = [f"variant={variant}", f"selfplay.games_per_iteration={games}", f"selfplay.parallel_games={games}"]
     cfg = load_config(path if path.exists() else None, overrides)
     worker = SelfPlayWorker(Rules.for_variant(variant), cfg, torch.device("cpu"), seed=0)
     worker.play(2)  # compile and warm up
-    stats = worker.play(games).stats
+    stats: dict[str, float | str] = dict(worker.play(games).stats)
     stats["network"] = f"{cfg.network.blocks}x{cfg.network.channels}"
     stats["simulations"] = cfg.mcts.simulations
     return stats
@@ -77,14 +77,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print(f"{'variant':<10} {'uniform sims/s':>15} {'net':>6} {'sims':>5} {'self-play pos/s':>16} "
-          f"{'games/s':>8} {'NN share':>9} {'mean NN batch':>14}")
+    print(
+        f"{'variant':<10} {'uniform sims/s':>15} {'net':>6} {'sims':>5} {'self-play pos/s':>16} "
+        f"{'games/s':>8} {'NN share':>9} {'mean NN batch':>14}"
+    )
     for variant in args.variants:
         sims_per_s = bench_search(variant, args.sims, 64)
         s = bench_selfplay(variant, args.games)
-        print(f"{variant:<10} {sims_per_s:>15,.0f} {s['network']:>6} {s['simulations']:>5} "
-              f"{s['positions_per_s']:>16,.1f} {s['games_per_s']:>8.2f} {s['nn_time_share']:>9.0%} "
-              f"{s['mean_nn_batch']:>14.1f}", flush=True)
+        print(
+            f"{variant:<10} {sims_per_s:>15,.0f} {s['network']:>6} {s['simulations']:>5} "
+            f"{s['positions_per_s']:>16,.1f} {s['games_per_s']:>8.2f} {s['nn_time_share']:>9.0%} "
+            f"{s['mean_nn_batch']:>14.1f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -41,8 +41,11 @@ def main() -> None:
     for variant in args.variants:
         depth = DEPTHS.get(variant, 7)
         leaves, wall, cpu = measure(variant, depth, args.repeats)
-        print(f"{variant:<14} {depth:>5} {leaves:>12,} {wall:>8.2f} {leaves / wall / 1e6:>11.2f} "
-              f"{leaves / cpu / 1e6:>15.2f}", flush=True)
+        print(
+            f"{variant:<14} {depth:>5} {leaves:>12,} {wall:>8.2f} {leaves / wall / 1e6:>11.2f} "
+            f"{leaves / cpu / 1e6:>15.2f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

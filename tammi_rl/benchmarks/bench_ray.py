@@ -20,9 +20,9 @@ from pathlib import Path
 
 import torch
 
+from tammi_rl.config import Config, load_config
 from tammi_rl.nn.model import build_model
 from tammi_rl.rules.engine import Rules
-from tammi_rl.config import Config, load_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -31,8 +31,10 @@ def bench_config(path: str | None, games: int, overrides: list[str]) -> Config:
     if path is None and (CONFIGS / "russian.yaml").is_file():
         path = str(CONFIGS / "russian.yaml")
     small = [] if path else ["network.blocks=2", "network.channels=32"]
-    return load_config(path, [*small, f"selfplay.games_per_iteration={games}", "selfplay.parallel_games=1000",
-                              "device=cpu", *overrides])
+    return load_config(
+        path,
+        [*small, f"selfplay.games_per_iteration={games}", "selfplay.parallel_games=1000", "device=cpu", *overrides],
+    )
 
 
 def measure(backend, weights: dict, games: int, warmup: int) -> dict[str, float]:
@@ -41,8 +43,13 @@ def measure(backend, weights: dict, games: int, warmup: int) -> dict[str, float]
     start = time.perf_counter()
     result = backend.play(games)
     seconds = time.perf_counter() - start
-    return {"positions": len(result.samples), "games": len(result.games), "seconds": seconds,
-            "positions_per_s": len(result.samples) / seconds, "games_per_s": len(result.games) / seconds}
+    return {
+        "positions": len(result.samples),
+        "games": len(result.games),
+        "seconds": seconds,
+        "positions_per_s": len(result.samples) / seconds,
+        "games_per_s": len(result.games) / seconds,
+    }
 
 
 def main() -> None:
@@ -50,8 +57,12 @@ def main() -> None:
     parser.add_argument("--config", help="run config (default: configs/russian.yaml)")
     parser.add_argument("--games", type=int, default=8, help="games per timed measurement")
     parser.add_argument("--actors", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch threads of the local backend (default 1, as each actor; 0: torch default)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads of the local backend (default 1, as each actor; 0: torch default)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. mcts.simulations=32")
     args = parser.parse_args()
@@ -67,8 +78,12 @@ def main() -> None:
 
     if args.threads > 0:
         torch.set_num_threads(args.threads)
-    rows.append((f"local ({torch.get_num_threads()} threads)",
-                 measure(SelfPlayWorker(rules, cfg, torch.device("cpu"), args.seed), weights, args.games, warmup)))
+    rows.append(
+        (
+            f"local ({torch.get_num_threads()} threads)",
+            measure(SelfPlayWorker(rules, cfg, torch.device("cpu"), args.seed), weights, args.games, warmup),
+        )
+    )
 
     import ray
 
@@ -88,15 +103,21 @@ def main() -> None:
         ray.shutdown()
 
     net = cfg.network
-    print(f"\n{cfg.variant}: {args.games} games, {cfg.mcts.simulations} simulations, network {net.blocks}x"
-          f"{net.channels}, max {cfg.selfplay.max_plies} plies, {os.cpu_count()} CPUs")
+    print(
+        f"\n{cfg.variant}: {args.games} games, {cfg.mcts.simulations} simulations, network {net.blocks}x"
+        f"{net.channels}, max {cfg.selfplay.max_plies} plies, {os.cpu_count()} CPUs"
+    )
     base = rows[0][1]["positions_per_s"]
-    print(f"| {'backend':<22} | {'positions':>9} | {'seconds':>7} | {'positions/s':>11} | {'games/s':>7} | "
-          f"{'vs local':>8} |")
+    print(
+        f"| {'backend':<22} | {'positions':>9} | {'seconds':>7} | {'positions/s':>11} | {'games/s':>7} | "
+        f"{'vs local':>8} |"
+    )
     print(f"|{'-' * 24}|{'-' * 11}|{'-' * 9}|{'-' * 13}|{'-' * 9}|{'-' * 10}|")
     for name, r in rows:
-        print(f"| {name:<22} | {r['positions']:>9.0f} | {r['seconds']:>7.1f} | {r['positions_per_s']:>11.1f} | "
-              f"{r['games_per_s']:>7.2f} | {r['positions_per_s'] / base:>7.2f}x |")
+        print(
+            f"| {name:<22} | {r['positions']:>9.0f} | {r['seconds']:>7.1f} | {r['positions_per_s']:>11.1f} | "
+            f"{r['games_per_s']:>7.2f} | {r['positions_per_s'] / base:>7.2f}x |"
+        )
 
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
+import matplotlib.pyplot as plt
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 
 def series(acc: EventAccumulator, tag: str) -> tuple[list[int], list[float]]:
@@ -64,8 +64,9 @@ def main() -> None:
         base.Reload()
         ax.set_prop_cycle(None)  # same colour per depth as above
         for tag in sorted(t for t in base.Tags()["scalars"] if t.startswith("eval/score_vs_ab_d")):
-            ax.plot(*series(base, tag), marker="x", ls="--",
-                    label=f"{args.baseline_label}, depth {tag.rsplit('d', 1)[1]}")
+            ax.plot(
+                *series(base, tag), marker="x", ls="--", label=f"{args.baseline_label}, depth {tag.rsplit('d', 1)[1]}"
+            )
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax.set_ylim(0, 1)
     ax.set_title("score against alpha-beta (during training)")

@@ -20,16 +20,19 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
-from tammi_rl.players import PlayerSpecError
-
-if TYPE_CHECKING:
-    from tammi_rl.eval.arena import Arena
-    from tammi_rl.eval.match import MatchResult
+from tammi_rl.eval.arena import Arena, match_row
+from tammi_rl.eval.elo import fit_elo
+from tammi_rl.eval.match import DEFAULT_MAX_PLIES, MatchGame, MatchResult
+from tammi_rl.eval.openings import load_openings, read_openings
+from tammi_rl.players import PlayerSpecError, parse_player_spec
+from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.errors import TammiError
 
 DEFAULT_VS = "alphabeta:depth=1,2,4,6"
 
@@ -55,18 +58,31 @@ def expand_specs(text: str) -> list[str]:
 
 
 def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", metavar="CHECKPOINT_OR_RUN_DIR",
-                        help="a checkpoint file (.pt) or a run directory (its latest checkpoint; all with --gauntlet)")
-    parser.add_argument("--vs", action="append", metavar="SPEC",
-                        help=f"opponent spec(s); 'alphabeta:depth=1,2,4' expands to three (default {DEFAULT_VS})")
+    parser.add_argument(
+        "target",
+        metavar="CHECKPOINT_OR_RUN_DIR",
+        help="a checkpoint file (.pt) or a run directory (its latest checkpoint; all with --gauntlet)",
+    )
+    parser.add_argument(
+        "--vs",
+        action="append",
+        metavar="SPEC",
+        help=f"opponent spec(s); 'alphabeta:depth=1,2,4' expands to three (default {DEFAULT_VS})",
+    )
     parser.add_argument("--games", type=int, default=20, help="games per pairing, colours paired (default 20)")
     parser.add_argument("--sims", type=int, default=64, help="MCTS simulations per hop for the agent (default 64)")
     parser.add_argument("--algorithm", choices=("gumbel", "puct"), help="root search (default: the run's)")
-    parser.add_argument("--anchor", metavar="SPEC",
-                        help="the player rated --anchor-elo (default: the first --vs opponent); added if not in --vs")
+    parser.add_argument(
+        "--anchor",
+        metavar="SPEC",
+        help="the player rated --anchor-elo (default: the first --vs opponent); added if not in --vs",
+    )
     parser.add_argument("--anchor-elo", type=float, default=0.0, help="the anchor's rating (default 0)")
-    parser.add_argument("--gauntlet", action="store_true",
-                        help="rate every checkpoint of the run against the opponents and its neighbour")
+    parser.add_argument(
+        "--gauntlet",
+        action="store_true",
+        help="rate every checkpoint of the run against the opponents and its neighbour",
+    )
     parser.add_argument("--no-neighbours", action="store_true", help="gauntlet: skip checkpoint-vs-next games")
     parser.add_argument("--out", metavar="DIR", help="output directory (default: RUN_DIR/eval or CKPT_eval)")
     parser.add_argument("--seed", type=int, default=0, help="arena seed (default 0)")
@@ -78,13 +94,9 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Play the evaluation, print the summary, write PDN/JSON/CSV (and the ladder in gauntlet mode)."""
-    from tammi_rl.eval.arena import Arena, match_row
-    from tammi_rl.eval.elo import fit_elo
-    from tammi_rl.eval.match import DEFAULT_MAX_PLIES
-    from tammi_rl.players import parse_player_spec
-    from tammi_rl.rules.engine import Rules
-    from tammi_rl.rules.errors import TammiError
-    from tammi_rl.eval.openings import load_openings, read_openings
+    # Lazy: these import torch, and every command builds this module's parser (keeps --help fast).
+    from tammi_rl.eval.gauntlet import plot_ladder, run_checkpoints, run_gauntlet, write_ladder_csv
+    from tammi_rl.players.mcts import load_agent
     from tammi_rl.store.checkpoint import load_checkpoint
 
     out = out or sys.stdout
@@ -107,35 +119,48 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
         opponents.append(anchor)
         print(f"anchor {anchor.name} added to the opponents", file=out)
 
-    run_cfg = ckpt.get("config") if isinstance(ckpt.get("config"), dict) else {}
+    saved_config = ckpt.get("config")
+    run_cfg: dict = saved_config if isinstance(saved_config, dict) else {}
     max_plies = args.max_plies or run_cfg.get("selfplay", {}).get("max_plies") or DEFAULT_MAX_PLIES
     openings = read_openings(rules, args.openings) if args.openings else load_openings(rules)
     arena = Arena(rules, openings, max_plies, args.seed)
     out_dir = Path(args.out) if args.out else _default_out(ckpt_path, run_dir)
 
-    def on_game(i: int, record: object) -> None:
+    def on_game(i: int, record: MatchGame) -> None:
         if not args.quiet:
-            res = record.game.result
-            print(f"  game {i + 1}: {record.white} - {record.black}  {res}  ({len(record.game.moves)} plies, "
-                  f"opening {record.opening.text})", file=out, flush=True)
+            print("  " + record.summary(i), file=out, flush=True)
 
-    def on_match(result: object) -> None:
+    def on_match(result: MatchResult) -> None:
         print(_match_line(result), file=out, flush=True)
 
-    summary: dict = {"variant": rules.variant.name, "sims": args.sims, "games_per_pairing": args.games,
-                     "opponents": [o.name for o in opponents], "max_plies": max_plies, "seed": args.seed}
+    summary: dict = {
+        "variant": rules.variant.name,
+        "sims": args.sims,
+        "games_per_pairing": args.games,
+        "opponents": [o.name for o in opponents],
+        "max_plies": max_plies,
+        "seed": args.seed,
+    }
     if args.gauntlet:
-        from tammi_rl.eval.gauntlet import plot_ladder, run_checkpoints, run_gauntlet, write_ladder_csv
-        from tammi_rl.players.mcts import load_agent
-
+        assert run_dir is not None  # _resolve_target requires a run directory for --gauntlet
         entries = run_checkpoints(run_dir)
-        print(f"gauntlet of {len(entries)} checkpoints of {run_dir} at {args.sims} sims vs "
-              f"{', '.join(o.name for o in opponents)}; anchor {anchor.name}", file=out, flush=True)
+        print(
+            f"gauntlet of {len(entries)} checkpoints of {run_dir} at {args.sims} sims vs "
+            f"{', '.join(o.name for o in opponents)}; anchor {anchor.name}",
+            file=out,
+            flush=True,
+        )
         result = run_gauntlet(
-            arena, entries,
+            arena,
+            entries,
             lambda e: load_agent(rules, str(e.path), args.sims, args.device, args.algorithm, name=e.name),
-            opponents, anchor.name, args.games, neighbours=not args.no_neighbours,
-            anchor_rating=args.anchor_elo, on_match=on_match, on_game=on_game,
+            opponents,
+            anchor.name,
+            args.games,
+            neighbours=not args.no_neighbours,
+            anchor_rating=args.anchor_elo,
+            on_match=on_match,
+            on_game=on_game,
         )
         fit = result.fit
         print(result.table(), file=out)
@@ -144,14 +169,16 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
         plot_ladder(result, out_dir / "ladder.png", title=f"{run_dir.name}: Elo ladder ({args.sims} sims)")
         summary |= {"run_dir": str(run_dir), "mode": "gauntlet", "ladder": [r.to_dict() for r in result.rows]}
     else:
-        from tammi_rl.players.mcts import load_agent
-
-        agent = load_agent(rules, str(ckpt_path), args.sims, args.device, args.algorithm,
-                           name=_agent_name(ckpt_path, run_dir))
+        agent = load_agent(
+            rules, str(ckpt_path), args.sims, args.device, args.algorithm, name=_agent_name(ckpt_path, run_dir)
+        )
         if agent.name in names:
             raise TammiError(f"an opponent is named like the agent ({agent.name!r}); add name=... to its spec")
-        print(f"{agent.name} ({ckpt_path}) at {args.sims} sims vs {', '.join(o.name for o in opponents)}",
-              file=out, flush=True)
+        print(
+            f"{agent.name} ({ckpt_path}) at {args.sims} sims vs {', '.join(o.name for o in opponents)}",
+            file=out,
+            flush=True,
+        )
         for opponent in opponents:
             on_match(arena.play(agent, opponent, args.games, on_game))
         fit = fit_elo(arena.elo_games(), anchor=anchor.name, anchor_rating=args.anchor_elo)
@@ -165,6 +192,7 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
 
 def _resolve_target(target: Path, gauntlet: bool) -> tuple[Path, Path | None]:
     """(checkpoint to read the variant from, run directory or None)."""
+    # Lazy: the checkpoint store imports torch (see run_eval_command).
     from tammi_rl.store.checkpoint import CheckpointError
     from tammi_rl.store.rundir import RunDir
 
@@ -193,20 +221,21 @@ def _agent_name(ckpt_path: Path, run_dir: Path | None) -> str:
     return ckpt_path.stem
 
 
-def _match_line(result: "MatchResult") -> str:
+def _match_line(result: MatchResult) -> str:
     lo, hi = result.confidence_interval()
-    return (f"{result.player_a} vs {result.player_b}: W/D/L {result.wins}/{result.draws}/{result.losses}  "
-            f"score {result.score:.3f} (95% CI {lo:.3f}..{hi:.3f}) in {len(result.games)} games")
+    return (
+        f"{result.player_a} vs {result.player_b}: W/D/L {result.wins}/{result.draws}/{result.losses}  "
+        f"score {result.score:.3f} (95% CI {lo:.3f}..{hi:.3f}) in {len(result.games)} games"
+    )
 
 
-def _write_outputs(out_dir: Path, arena: "Arena", summary: dict) -> None:
+def _write_outputs(out_dir: Path, arena: Arena, summary: dict) -> None:
     """games.pdn, summary.json (with every game record) and summary.csv (one row per match)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    import datetime
-
     today = datetime.date.today().strftime("%Y.%m.%d")
-    (out_dir / "games.pdn").write_text(arena.pdn().replace('[Date "????.??.??"]', f'[Date "{today}"]'),
-                                       encoding="utf-8")
+    (out_dir / "games.pdn").write_text(
+        arena.pdn().replace('[Date "????.??.??"]', f'[Date "{today}"]'), encoding="utf-8"
+    )
     summary["games"] = [r.to_dict() for r in arena.records]
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     rows = summary["matches"]
@@ -217,5 +246,12 @@ def _write_outputs(out_dir: Path, arena: "Arena", summary: dict) -> None:
         writer.writeheader()
         for row in rows:
             p, o = ratings[row["player"]], ratings[row["opponent"]]
-            writer.writerow(row | {"player_elo": round(p["elo"], 1), "player_elo_error": round(p["error"], 1),
-                                   "opponent_elo": round(o["elo"], 1), "opponent_elo_error": round(o["error"], 1)})
+            writer.writerow(
+                row
+                | {
+                    "player_elo": round(p["elo"], 1),
+                    "player_elo_error": round(p["error"], 1),
+                    "opponent_elo": round(o["elo"], 1),
+                    "opponent_elo_error": round(o["error"], 1),
+                }
+            )

@@ -3,8 +3,8 @@
 Each subcommand is one `Command`: a function that adds its arguments to an argparse
 sub-parser and a function that runs it and returns the exit status. Adding a
 subcommand (train, eval, play, match) means writing those two functions and one
-entry in `COMMANDS`. Heavy imports happen inside the run functions, so ``--help``
-and the light commands stay fast.
+entry in `COMMANDS`. Imports of torch happen inside the run functions (train, and
+eval's checkpoint loading), so ``--help`` and the light commands stay fast.
 
 Bad input (an unknown variant, a malformed FEN or variant file, ...) raises a
 `TammiError`; `main` prints it as ``tammi-rl: error: <message>`` and returns 2, the
@@ -16,15 +16,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
 
 from tammi_rl import __version__
+from tammi_rl.cli.evaluate import add_eval_arguments, run_eval_command
+from tammi_rl.cli.play import add_match_arguments, add_play_arguments, run_match_command, run_play
+from tammi_rl.config import load_config
+from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
-
-if TYPE_CHECKING:
-    from tammi_rl.rules.engine import Rules
-    from tammi_rl.rules.position import Position
+from tammi_rl.rules.notation import format_move
+from tammi_rl.rules.position import Position
+from tammi_rl.rules.variant import available_variants, load_variant
 
 PROG = "tammi-rl"
 EXIT_USAGE = 2
@@ -56,10 +59,8 @@ def _depth(text: str) -> int:
     return value
 
 
-def _rules_and_position(args: argparse.Namespace) -> "tuple[Rules, Position]":
+def _rules_and_position(args: argparse.Namespace) -> tuple[Rules, Position]:
     """The engine of ``args.variant`` and the ``--fen`` position (or the start)."""
-    from tammi_rl.rules.engine import Rules
-
     rules = Rules.for_variant(args.variant)
     pos = rules.parse_fen(args.fen) if args.fen else rules.start_position()
     return rules, pos
@@ -75,8 +76,6 @@ def _perft_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _perft(args: argparse.Namespace) -> int:
     """Leaf counts; the total is always alone on the last line."""
-    from tammi_rl.rules.notation import format_move
-
     rules, pos = _rules_and_position(args)
     if args.divide and args.depth >= 1:
         total = 0
@@ -104,8 +103,7 @@ def _legal(args: argparse.Namespace) -> int:
         return int(text) if text.isdigit() else text
 
     moves = [
-        {"path": [name(s) for s in m.path], "captures": [name(s) for s in m.captures]}
-        for m in rules.legal_moves(pos)
+        {"path": [name(s) for s in m.path], "captures": [name(s) for s in m.captures]} for m in rules.legal_moves(pos)
     ]
     print(json.dumps(moves))
     return 0
@@ -118,53 +116,36 @@ def _variants_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _variants(args: argparse.Namespace) -> int:
     """One line per shipped variant: name, Gymnasium id, PDN GameType."""
-    from tammi_rl.rules.variant import available_variants, load_variant
-
     for name in available_variants():
         variant = load_variant(name)
         print(f"{name:<15} {variant.gym_id:<26} GameType {variant.pdn_gametype}")
     return 0
 
 
-# --- play, match (logic in tammi_rl.cli.play) -----------------------------------
-def _play_arguments(parser: argparse.ArgumentParser) -> None:
-    from tammi_rl.cli.play import add_play_arguments
-
-    add_play_arguments(parser)
-
-
-def _play(args: argparse.Namespace) -> int:
-    from tammi_rl.cli.play import run_play
-
-    return run_play(args)
-
-
-def _match_arguments(parser: argparse.ArgumentParser) -> None:
-    from tammi_rl.cli.play import add_match_arguments
-
-    add_match_arguments(parser)
-
-
-def _match(args: argparse.Namespace) -> int:
-    from tammi_rl.cli.play import run_match_command
-
-    return run_match_command(args)
-
-
 # --- train (logic in tammi_rl.train.trainer) --------------------------------------------
 def _train_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("config", metavar="CONFIG", nargs="?",
-                        help="run config YAML (configs/russian.yaml, ...); with --resume the run's own config.yaml is used")
-    parser.add_argument("overrides", metavar="key=value", nargs=argparse.REMAINDER,
-                        help="config overrides in dotted form, e.g. train.lr=3e-4 mcts.simulations=32")
-    parser.add_argument("--resume", metavar="RUN_DIR",
-                        help="continue the run in RUN_DIR (weights, optimizer, counters, RNG, replay buffer)")
+    parser.add_argument(
+        "config",
+        metavar="CONFIG",
+        nargs="?",
+        help="run config YAML (configs/russian.yaml, ...); with --resume the run's own config.yaml is used",
+    )
+    parser.add_argument(
+        "overrides",
+        metavar="key=value",
+        nargs=argparse.REMAINDER,
+        help="config overrides in dotted form, e.g. train.lr=3e-4 mcts.simulations=32",
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="continue the run in RUN_DIR (weights, optimizer, counters, RNG, replay buffer)",
+    )
 
 
 def _train(args: argparse.Namespace) -> int:
     """Train (or resume) a run; one status line per iteration."""
-    from tammi_rl.config import load_config
-    from tammi_rl.train.trainer import resume_config, train
+    from tammi_rl.train.trainer import resume_config, train  # lazy: imports torch (keeps --help fast)
 
     overrides: list[str] = []
     items = iter(args.overrides)  # REMAINDER: --resume may come after the overrides too
@@ -192,33 +173,32 @@ def _train(args: argparse.Namespace) -> int:
     else:
         cfg = load_config(config, overrides)
     summary = train(cfg, resume_dir=args.resume)
-    print(f"run directory: {summary.run_dir} (iteration {summary.counters.iteration}, "
-          f"learner step {summary.learner_step})")
+    print(
+        f"run directory: {summary.run_dir} (iteration {summary.counters.iteration}, "
+        f"learner step {summary.learner_step})"
+    )
     return 0
 
 
-# --- eval (logic in tammi_rl.cli.evaluate) ---------------------------------------------
-def _eval_arguments(parser: argparse.ArgumentParser) -> None:
-    from tammi_rl.cli.evaluate import add_eval_arguments
-
-    add_eval_arguments(parser)
-
-
-def _eval(args: argparse.Namespace) -> int:
-    from tammi_rl.cli.evaluate import run_eval_command
-
-    return run_eval_command(args)
-
-
+# play and match live in tammi_rl.cli.play, eval in tammi_rl.cli.evaluate.
 COMMANDS: tuple[Command, ...] = (
     Command("perft", "count leaf positions of whole moves to a depth", _perft_arguments, _perft),
     Command("legal", "print the legal moves of a position as JSON", _legal_arguments, _legal),
     Command("variants", "list the shipped variants and their Gymnasium ids", _variants_arguments, _variants),
-    Command("play", "play a game in the terminal (human or engine on either side)", _play_arguments, _play),
-    Command("match", "play a match between two players; W/D/L, score with its 95 percent CI, PDN", _match_arguments, _match),
+    Command("play", "play a game in the terminal (human or engine on either side)", add_play_arguments, run_play),
+    Command(
+        "match",
+        "play a match between two players; W/D/L, score with its 95 percent CI, PDN",
+        add_match_arguments,
+        run_match_command,
+    ),
     Command("train", "train an agent by self-play from a run config (or --resume a run)", _train_arguments, _train),
-    Command("eval", "rate a checkpoint (or every checkpoint of a run) against alpha-beta; W/D/L, CI, Elo",
-            _eval_arguments, _eval),
+    Command(
+        "eval",
+        "rate a checkpoint (or every checkpoint of a run) against alpha-beta; W/D/L, CI, Elo",
+        add_eval_arguments,
+        run_eval_command,
+    ),
 )
 
 

@@ -1,7 +1,7 @@
 """The ``tammi-rl play`` and ``tammi-rl match`` subcommands (registered in `tammi_rl.cli`).
 
-    tammi-rl play russian --white human --black alphabeta:depth=6
-    tammi-rl match russian alphabeta:depth=6 alphabeta:depth=2 --games 20 --pdn out.pdn
+tammi-rl play russian --white human --black alphabeta:depth=6
+tammi-rl match russian alphabeta:depth=6 alphabeta:depth=2 --games 20 --pdn out.pdn
 """
 
 from __future__ import annotations
@@ -13,9 +13,16 @@ from pathlib import Path
 from typing import TextIO
 
 from tammi_rl.env.render import board_text
+from tammi_rl.eval.match import MatchGame, match_pdn, run_match
+from tammi_rl.eval.openings import load_openings, read_openings
+from tammi_rl.players import HumanPlayer, Player, PlayerQuit, parse_player_spec
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.rules.position import BLACK, COLOR_NAMES, WHITE, Move, Position
+from tammi_rl.rules.game import Game
+from tammi_rl.rules.notation import format_move
+from tammi_rl.rules.pdn import game_to_pdn
+from tammi_rl.rules.position import BLACK, COLOR_NAMES, WHITE
+
 
 def _describe_search(player: object) -> str:
     last = getattr(player, "last", None)
@@ -32,7 +39,9 @@ def _describe_search(player: object) -> str:
 def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", metavar="VARIANT", help="variant name (russian, english, ...) or a .toml path")
     parser.add_argument("--white", default="human", help="player spec for White (default: human)")
-    parser.add_argument("--black", default="alphabeta:depth=6", help="player spec for Black (default: alphabeta:depth=6)")
+    parser.add_argument(
+        "--black", default="alphabeta:depth=6", help="player spec for Black (default: alphabeta:depth=6)"
+    )
     parser.add_argument("--fen", help="start position (default: the variant's start)")
     parser.add_argument("--max-plies", type=int, default=None, help="adjudicate after this many plies")
     parser.add_argument("--pdn", help="write the game to this PDN file when it ends")
@@ -40,10 +49,6 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Play one game in the terminal; moves typed in the variant's notation."""
-    from tammi_rl.players import HumanPlayer, PlayerQuit, parse_player_spec
-    from tammi_rl.rules.game import Game
-    from tammi_rl.rules.notation import format_move
-
     out = out or sys.stdout
     rules = Rules.for_variant(args.variant)
     players = {WHITE: parse_player_spec(args.white, rules), BLACK: parse_player_spec(args.black, rules)}
@@ -57,8 +62,11 @@ def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(text, file=out, flush=True)
 
     say(f"{rules.variant.name}: {players[WHITE].name} (white) vs {players[BLACK].name} (black)")
-    say("type moves like " + ("c3-d4 or c3:e5" if rules.variant.notation == "algebraic" else "22-18 or 22x15")
-        + "; 'moves' lists the legal moves, 'resign' resigns, 'quit' stops")
+    say(
+        "type moves like "
+        + ("c3-d4 or c3:e5" if rules.variant.notation == "algebraic" else "22-18 or 22x15")
+        + "; 'moves' lists the legal moves, 'resign' resigns, 'quit' stops"
+    )
     say(board_text(rules, game.position))
     while not game.is_over:
         side = game.side
@@ -81,9 +89,7 @@ def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return 0
 
 
-def _write_pdn(args: argparse.Namespace, rules: Rules, game: "object", players: dict, out: TextIO) -> None:
-    from tammi_rl.rules.pdn import game_to_pdn
-
+def _write_pdn(args: argparse.Namespace, rules: Rules, game: Game, players: dict[int, Player], out: TextIO) -> None:
     if not args.pdn:
         return
     result = game.result.pdn if game.result is not None else "*"
@@ -112,10 +118,6 @@ def add_match_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_match_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Play a match and print W/D/L, the score with its 95% interval, and the Elo difference."""
-    from tammi_rl.eval.match import match_pdn, run_match
-    from tammi_rl.players import parse_player_spec
-    from tammi_rl.eval.openings import load_openings, read_openings
-
     out = out or sys.stdout
     if args.games < 1:
         raise TammiError(f"--games must be >= 1, got {args.games}")
@@ -126,14 +128,13 @@ def run_match_command(args: argparse.Namespace, out: TextIO | None = None) -> in
         a.name, b.name = f"A:{a.name}", f"B:{b.name}"
     openings = read_openings(rules, args.openings) if args.openings else load_openings(rules)
 
-    def progress(i: int, record: "object") -> None:
+    def progress(i: int, record: MatchGame) -> None:
         if not args.quiet:
-            res = record.game.result
-            print(f"game {i + 1}: {record.white} - {record.black}  {res}  "
-                  f"({len(record.game.moves)} plies, opening {record.opening.text})", file=out, flush=True)
+            print(record.summary(i), file=out, flush=True)
 
-    result = run_match(rules, a, b, args.games, openings=openings, max_plies=args.max_plies,
-                       seed=args.seed, on_game=progress)
+    result = run_match(
+        rules, a, b, args.games, openings=openings, max_plies=args.max_plies, seed=args.seed, on_game=progress
+    )
     print(result.summary(), file=out)
     if args.pdn:
         text = match_pdn(rules, result)

@@ -28,7 +28,21 @@ from tammi_rl.config.schema import (
 )
 
 __all__ = [
-    "CheckpointConfig", "Config", "ConfigError", "DistributedConfig", "EvalConfig", "GatingConfig",
-    "MCTSConfig", "NetworkConfig", "ReplayConfig", "SelfPlayConfig", "TrainConfig", "apply_overrides",
-    "config_from_dict", "describe_fields", "load_config", "save_config", "validate",
+    "CheckpointConfig",
+    "Config",
+    "ConfigError",
+    "DistributedConfig",
+    "EvalConfig",
+    "GatingConfig",
+    "MCTSConfig",
+    "NetworkConfig",
+    "ReplayConfig",
+    "SelfPlayConfig",
+    "TrainConfig",
+    "apply_overrides",
+    "config_from_dict",
+    "describe_fields",
+    "load_config",
+    "save_config",
+    "validate",
 ]

@@ -76,10 +76,17 @@ class Setting:
         return self.max is None or (value < self.max if self.max_exclusive else value <= self.max)
 
 
-def setting(default: Any = dataclasses.MISSING, doc: str = "", *, min: float | None = None,
-            max: float | None = None, min_exclusive: bool = False, max_exclusive: bool = False,
-            choices: tuple[str, ...] | list[str] | None = None,
-            factory: Callable[[], Any] | None = None) -> Any:
+def setting(
+    default: Any = dataclasses.MISSING,
+    doc: str = "",
+    *,
+    min: float | None = None,
+    max: float | None = None,
+    min_exclusive: bool = False,
+    max_exclusive: bool = False,
+    choices: tuple[str, ...] | list[str] | None = None,
+    factory: Callable[[], Any] | None = None,
+) -> Any:
     """A dataclass field carrying its documentation and limits.
 
     ``min``/``max`` bound a number (inclusive unless ``min_exclusive``/``max_exclusive``);
@@ -90,8 +97,7 @@ def setting(default: Any = dataclasses.MISSING, doc: str = "", *, min: float | N
         raise TypeError("setting(): every config key needs a doc")
     if (default is dataclasses.MISSING) == (factory is None):
         raise TypeError("setting(): give exactly one of default and factory")
-    meta = Setting(doc.strip(), min, max, min_exclusive, max_exclusive,
-                   tuple(choices) if choices is not None else None)
+    meta = Setting(doc.strip(), min, max, min_exclusive, max_exclusive, tuple(choices) if choices is not None else None)
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata={_META_KEY: meta})
     return dataclasses.field(default=default, metadata={_META_KEY: meta})
@@ -136,9 +142,9 @@ def show(value: Any) -> str:
         return f"<an integer of {value.bit_length()} bits>"
     try:
         text = repr(value)
-    except Exception:  # noqa: BLE001 (huge ints inside lists, deep nesting: any repr failure)
+    except Exception:
         return f"<a {type(value).__name__}>"
-    return text if len(text) <= _SHOW_CHARS else text[:_SHOW_CHARS - 3] + "..."
+    return text if len(text) <= _SHOW_CHARS else text[: _SHOW_CHARS - 3] + "..."
 
 
 def _key_text(key: Any) -> str:
@@ -221,8 +227,9 @@ def build(cls: type, data: Any, source: str, prefix: str = "") -> Any:
     known = {f.name for f, _, _ in entries}
     for key in data:
         if key not in known:
-            raise ConfigError(f"{source}: unknown key '{prefix}{_key_text(key)}'; "
-                              f"known keys here: {', '.join(sorted(known))}")
+            raise ConfigError(
+                f"{source}: unknown key '{prefix}{_key_text(key)}'; known keys here: {', '.join(sorted(known))}"
+            )
     kwargs = {}
     for f, tp, _ in entries:
         if f.name not in data:
@@ -255,7 +262,12 @@ def check(obj: Any, source: str, prefix: str = "") -> None:
 
 
 def _default_text(f: dataclasses.Field) -> str:
-    value = f.default_factory() if f.default is dataclasses.MISSING else f.default
+    if f.default is not dataclasses.MISSING:
+        value = f.default
+    elif f.default_factory is not dataclasses.MISSING:
+        value = f.default_factory()
+    else:  # setting() always gives one of the two
+        raise TypeError(f"config field {f.name!r} has no default")
     return json.dumps(value)  # YAML syntax for the scalars and lists used here
 
 

@@ -24,7 +24,7 @@ def _parse_yaml(text: str) -> Any:
     date or a too-long integer, or RecursionError for deep nesting) becomes a ValueError."""
     try:
         return yaml.safe_load(text)
-    except Exception as exc:  # noqa: BLE001 (the parser's failures on bad input are all input errors)
+    except Exception as exc:
         raise ValueError(str(exc) or type(exc).__name__) from None
 
 
@@ -62,8 +62,9 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
         try:
             text = Path(path).read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            raise ConfigError(f"{source}: cannot read config (not UTF-8 text: {exc.reason} at byte "
-                              f"{exc.start})") from None
+            raise ConfigError(
+                f"{source}: cannot read config (not UTF-8 text: {exc.reason} at byte {exc.start})"
+            ) from None
         except (OSError, ValueError) as exc:  # ValueError: a path with a NUL character
             raise ConfigError(f"{source}: cannot read config ({getattr(exc, 'strerror', None) or exc})") from None
         try:

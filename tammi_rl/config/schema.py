@@ -21,11 +21,9 @@ class NetworkConfig:
     """Residual policy-value network (`tammi_rl.nn.model`): a convolutional stem, a tower of
     residual blocks, a policy head and a win/draw/loss value head."""
 
-    blocks: int = setting(6, "Residual blocks in the tower; more blocks give a stronger but slower network.",
-                          min=1)
+    blocks: int = setting(6, "Residual blocks in the tower; more blocks give a stronger but slower network.", min=1)
     channels: int = setting(64, "Convolution channels (filters) of the stem and of every residual block.", min=1)
-    value_hidden: int = setting(64, "Hidden units of the fully connected layer in the win/draw/loss value head.",
-                                min=1)
+    value_hidden: int = setting(64, "Hidden units of the fully connected layer in the win/draw/loss value head.", min=1)
 
 
 @dataclass
@@ -34,35 +32,71 @@ class MCTSConfig:
     move is searched hop by hop; a position with one legal hop is played without a search."""
 
     algorithm: str = setting(
-        "gumbel", "Search algorithm: \"gumbel\" (Gumbel root sampling with sequential halving, useful targets "
-        "even at few simulations) or \"puct\" (AlphaZero's PUCT with Dirichlet noise at the root).",
-        choices=("gumbel", "puct"))
+        "gumbel",
+        'Search algorithm: "gumbel" (Gumbel root sampling with sequential halving, useful targets '
+        'even at few simulations) or "puct" (AlphaZero\'s PUCT with Dirichlet noise at the root).',
+        choices=("gumbel", "puct"),
+    )
     simulations: int = setting(64, "Simulations per searched hop, the root's own evaluation included.", min=1)
-    c_puct: float = setting(1.5, "PUCT exploration constant: larger values follow the network's prior more and "
-                                 "the search values less (puct only).")
-    dirichlet_alpha: float = setting(0.3, "Concentration of the Dirichlet noise added to the root prior in "
-                                          "self-play; smaller values put the noise on fewer moves (puct only).",
-                                   min=0.0, min_exclusive=True)
-    dirichlet_fraction: float = setting(0.25, "Share of the root prior replaced by Dirichlet noise in self-play, "
-                                              "0 meaning no noise (puct only).", min=0.0, max=1.0)
-    gumbel_max_actions: int = setting(16, "Root actions sampled (Gumbel top-k) and then narrowed down by "
-                                          "sequential halving; a root with fewer legal hops considers all of "
-                                          "them (gumbel only).", min=1)
-    gumbel_c_visit: float = setting(50.0, "c_visit of the transform sigma(q) = (c_visit + most visits of a "
-                                          "root child) * c_scale * q that weighs search values against the "
-                                          "prior logits (gumbel only).")
-    gumbel_c_scale: float = setting(1.0, "c_scale of that transform: smaller values keep noisy search values "
-                                         "out of the policy targets; 0.1 is mctx's default (gumbel only).")
-    temperature: float = setting(1.0, "Exploration temperature: moves are sampled with probability proportional "
-                                      "to visits^(1/temperature), 0 meaning always the most visited (puct only; "
-                                      "gumbel samples through its Gumbel noise).", min=0.0)
-    temperature_plies: int = setting(20, "Plies (per game, both sides counted) played by sampling from the "
-                                         "search policy; later plies play the best move.", min=0)
+    c_puct: float = setting(
+        1.5,
+        "PUCT exploration constant: larger values follow the network's prior more and "
+        "the search values less (puct only).",
+    )
+    dirichlet_alpha: float = setting(
+        0.3,
+        "Concentration of the Dirichlet noise added to the root prior in "
+        "self-play; smaller values put the noise on fewer moves (puct only).",
+        min=0.0,
+        min_exclusive=True,
+    )
+    dirichlet_fraction: float = setting(
+        0.25,
+        "Share of the root prior replaced by Dirichlet noise in self-play, 0 meaning no noise (puct only).",
+        min=0.0,
+        max=1.0,
+    )
+    gumbel_max_actions: int = setting(
+        16,
+        "Root actions sampled (Gumbel top-k) and then narrowed down by "
+        "sequential halving; a root with fewer legal hops considers all of "
+        "them (gumbel only).",
+        min=1,
+    )
+    gumbel_c_visit: float = setting(
+        50.0,
+        "c_visit of the transform sigma(q) = (c_visit + most visits of a "
+        "root child) * c_scale * q that weighs search values against the "
+        "prior logits (gumbel only).",
+    )
+    gumbel_c_scale: float = setting(
+        1.0,
+        "c_scale of that transform: smaller values keep noisy search values "
+        "out of the policy targets; 0.1 is mctx's default (gumbel only).",
+    )
+    temperature: float = setting(
+        1.0,
+        "Exploration temperature: moves are sampled with probability proportional "
+        "to visits^(1/temperature), 0 meaning always the most visited (puct only; "
+        "gumbel samples through its Gumbel noise).",
+        min=0.0,
+    )
+    temperature_plies: int = setting(
+        20,
+        "Plies (per game, both sides counted) played by sampling from the "
+        "search policy; later plies play the best move.",
+        min=0,
+    )
     playout_cap_fraction: float = setting(
-        1.0, "Share of searches that use the full mcts.simulations and are stored as policy targets; the rest "
-        "use cheap_simulations and are not stored (1 disables this playout cap).", min=0.0, max=1.0)
-    cheap_simulations: int = setting(16, "Simulations per hop of a cheap search (playout cap, when "
-                                         "playout_cap_fraction is below 1).", min=1)
+        1.0,
+        "Share of searches that use the full mcts.simulations and are stored as policy targets; the rest "
+        "use cheap_simulations and are not stored (1 disables this playout cap).",
+        min=0.0,
+        max=1.0,
+    )
+    cheap_simulations: int = setting(
+        16, "Simulations per hop of a cheap search (playout cap, when playout_cap_fraction is below 1).", min=1
+    )
 
 
 @dataclass
@@ -70,69 +104,110 @@ class SelfPlayConfig:
     """Self-play games that produce the training samples."""
 
     games_per_iteration: int = setting(64, "Self-play games finished per training iteration.", min=1)
-    parallel_games: int = setting(64, "Games played at once and searched as one batch, so each simulation step "
-                                      "is one network call over up to this many positions.", min=1)
-    max_plies: int = setting(300, "Length cap in plies (a whole move, captures included, is one ply) of "
-                                  "self-play, evaluation and gating games; a game reaching it is decided by "
-                                  "the variant's adjudication rule.", min=1)
-    random_opening_plies: int = setting(0, "Uniformly random plies played at the start of every self-play game "
-                                           "to vary the openings, 0 meaning none.", min=0)
-    resign_threshold: float = setting(-0.95, "Resign when the searched value of the side to move (from -1, "
-                                             "lost, to +1, won) falls below this; -1 or less disables "
-                                             "resignation.")
+    parallel_games: int = setting(
+        64,
+        "Games played at once and searched as one batch, so each simulation step "
+        "is one network call over up to this many positions.",
+        min=1,
+    )
+    max_plies: int = setting(
+        300,
+        "Length cap in plies (a whole move, captures included, is one ply) of "
+        "self-play, evaluation and gating games; a game reaching it is decided by "
+        "the variant's adjudication rule.",
+        min=1,
+    )
+    random_opening_plies: int = setting(
+        0,
+        "Uniformly random plies played at the start of every self-play game to vary the openings, 0 meaning none.",
+        min=0,
+    )
+    resign_threshold: float = setting(
+        -0.95,
+        "Resign when the searched value of the side to move (from -1, "
+        "lost, to +1, won) falls below this; -1 or less disables "
+        "resignation.",
+    )
     resign_min_plies: int = setting(20, "Plies a game must have reached before a side may resign.", min=0)
-    resign_playout_fraction: float = setting(0.1, "Share of would-be-resigned games played out to the end "
-                                                  "instead, to measure how often resigning was wrong.",
-                                             min=0.0, max=1.0)
+    resign_playout_fraction: float = setting(
+        0.1,
+        "Share of would-be-resigned games played out to the end instead, to measure how often resigning was wrong.",
+        min=0.0,
+        max=1.0,
+    )
 
 
 @dataclass
 class ReplayConfig:
     """Replay buffer: a sliding window of the newest self-play samples."""
 
-    capacity: int = setting(200_000, "Samples (positions) the buffer holds; once full, each new sample "
-                                     "replaces the oldest.", min=1)
-    min_samples: int = setting(2_000, "Learning starts once the buffer holds this many samples; at most "
-                                      "replay.capacity.")
+    capacity: int = setting(
+        200_000, "Samples (positions) the buffer holds; once full, each new sample replaces the oldest.", min=1
+    )
+    min_samples: int = setting(
+        2_000, "Learning starts once the buffer holds this many samples; at most replay.capacity."
+    )
 
 
 @dataclass
 class TrainConfig:
     """The learner: optimiser, learning-rate schedule and loss weights."""
 
-    iterations: int = setting(100, "Iterations in the whole run; each plays selfplay.games_per_iteration games "
-                                   "and then takes steps_per_iteration learning steps.", min=1)
+    iterations: int = setting(
+        100,
+        "Iterations in the whole run; each plays selfplay.games_per_iteration games "
+        "and then takes steps_per_iteration learning steps.",
+        min=1,
+    )
     batch_size: int = setting(256, "Samples per learning step.", min=1)
-    steps_per_iteration: int = setting(100, "Learning steps per iteration, once the buffer holds "
-                                            "replay.min_samples.", min=1)
-    optimizer: str = setting("adamw", "\"adamw\" (AdamW) or \"sgd\" (SGD with train.momentum).",
-                             choices=("adamw", "sgd"))
+    steps_per_iteration: int = setting(
+        100, "Learning steps per iteration, once the buffer holds replay.min_samples.", min=1
+    )
+    optimizer: str = setting("adamw", '"adamw" (AdamW) or "sgd" (SGD with train.momentum).', choices=("adamw", "sgd"))
     lr: float = setting(1e-3, "Learning rate at the start of the schedule.", min=0.0, min_exclusive=True)
-    lr_schedule: str = setting("cosine", "\"cosine\": the learning rate falls from train.lr to 0 over "
-                                         "iterations x steps_per_iteration steps; \"constant\": it stays at "
-                                         "train.lr.", choices=("cosine", "constant"))
-    weight_decay: float = setting(1e-4, "Weight decay of the weight matrices and convolution kernels (biases and "
-                                        "normalisation scales have none), 0 meaning none.", min=0.0)
+    lr_schedule: str = setting(
+        "cosine",
+        '"cosine": the learning rate falls from train.lr to 0 over '
+        'iterations x steps_per_iteration steps; "constant": it stays at '
+        "train.lr.",
+        choices=("cosine", "constant"),
+    )
+    weight_decay: float = setting(
+        1e-4,
+        "Weight decay of the weight matrices and convolution kernels (biases and "
+        "normalisation scales have none), 0 meaning none.",
+        min=0.0,
+    )
     momentum: float = setting(0.9, "SGD momentum, Nesterov when above 0 and plain SGD at 0 (sgd only).")
-    value_loss_weight: float = setting(1.0, "Weight of the value (win/draw/loss) loss; the policy loss has "
-                                            "weight 1.")
+    value_loss_weight: float = setting(1.0, "Weight of the value (win/draw/loss) loss; the policy loss has weight 1.")
     value_target_search_weight: float = setting(
-        0.0, "Share of the root search value in the value target: 0 trains on the game outcome alone "
+        0.0,
+        "Share of the root search value in the value target: 0 trains on the game outcome alone "
         "(AlphaZero), 0.5 on the average of outcome and search value, which is less noisy early in "
-        "training.", min=0.0, max=1.0)
-    grad_clip: float = setting(5.0, "Largest gradient norm; a larger gradient is scaled down to it (0 or less "
-                                    "disables clipping).")
+        "training.",
+        min=0.0,
+        max=1.0,
+    )
+    grad_clip: float = setting(
+        5.0, "Largest gradient norm; a larger gradient is scaled down to it (0 or less disables clipping)."
+    )
 
 
 @dataclass
 class CheckpointConfig:
     """Checkpoints in the run directory (weights, optimiser, counters, RNGs), from which a run resumes."""
 
-    every: int = setting(1, "Write a checkpoint every this many iterations (and after the last), so a killed "
-                            "run loses at most this many.", min=1)
+    every: int = setting(
+        1,
+        "Write a checkpoint every this many iterations (and after the last), so a killed run loses at most this many.",
+        min=1,
+    )
     keep: int = setting(5, "Checkpoints kept in the run directory; older ones are deleted.", min=1)
-    buffer_snapshot: bool = setting(True, "Save the replay buffer with each checkpoint, so a resumed run keeps "
-                                          "its samples (false: a resumed run starts with an empty buffer).")
+    buffer_snapshot: bool = setting(
+        True,
+        "Save the replay buffer with each checkpoint, so a resumed run keeps "
+        "its samples (false: a resumed run starts with an empty buffer).",
+    )
 
 
 @dataclass
@@ -140,21 +215,38 @@ class GatingConfig:
     """Optional SPRT gating (`tammi_rl.eval.sprt`): a new network replaces the self-play
     network only when it beats it (H1: ``elo1`` stronger vs H0: ``elo0``). Off by default."""
 
-    enabled: bool = setting(False, "Gate new networks: self-play keeps its network until the learner's network "
-                                   "beats it in an SPRT test (false: every update goes to self-play at once).")
-    elo0: float = setting(0.0, "Elo advantage of the candidate under the SPRT's null hypothesis H0 (not "
-                               "stronger).")
-    elo1: float = setting(30.0, "Elo advantage of the candidate under the alternative hypothesis H1 "
-                                "(stronger); must be above eval.gating.elo0.")
-    alpha: float = setting(0.05, "Chance of accepting a candidate that is only elo0 stronger (false "
-                                 "positives).", min=0.0, max=0.5, min_exclusive=True)
-    beta: float = setting(0.05, "Chance of rejecting a candidate that is elo1 stronger (false negatives).",
-                          min=0.0, max=0.5, min_exclusive=True)
-    max_games: int = setting(200, "Games at most per gating test; undecided keeps the current self-play "
-                                  "network.", min=2)
+    enabled: bool = setting(
+        False,
+        "Gate new networks: self-play keeps its network until the learner's network "
+        "beats it in an SPRT test (false: every update goes to self-play at once).",
+    )
+    elo0: float = setting(0.0, "Elo advantage of the candidate under the SPRT's null hypothesis H0 (not stronger).")
+    elo1: float = setting(
+        30.0,
+        "Elo advantage of the candidate under the alternative hypothesis H1 "
+        "(stronger); must be above eval.gating.elo0.",
+    )
+    alpha: float = setting(
+        0.05,
+        "Chance of accepting a candidate that is only elo0 stronger (false positives).",
+        min=0.0,
+        max=0.5,
+        min_exclusive=True,
+    )
+    beta: float = setting(
+        0.05,
+        "Chance of rejecting a candidate that is elo1 stronger (false negatives).",
+        min=0.0,
+        max=0.5,
+        min_exclusive=True,
+    )
+    max_games: int = setting(
+        200, "Games at most per gating test; undecided keeps the current self-play network.", min=2
+    )
     simulations: int = setting(32, "Simulations per searched hop of both networks in gating games.", min=1)
-    every: int = setting(1, "Gate every this many learning iterations (between gates the candidate just keeps "
-                            "learning).", min=1)
+    every: int = setting(
+        1, "Gate every this many learning iterations (between gates the candidate just keeps learning).", min=1
+    )
 
 
 @dataclass
@@ -165,7 +257,10 @@ class EvalConfig:
     games: int = setting(20, "Games per alpha-beta depth, colours alternating, from the shipped openings.", min=1)
     alphabeta_depths: list[int] = setting(
         doc="Alpha-beta search depths to play, one match each, 0 meaning the random player; the first "
-            "depth is the Elo anchor (rating 0).", factory=lambda: [1, 2], min=0)
+        "depth is the Elo anchor (rating 0).",
+        factory=lambda: [1, 2],
+        min=0,
+    )
     simulations: int = setting(64, "Simulations per searched hop of the network in evaluation games.", min=1)
     gating: GatingConfig = section(GatingConfig, "SPRT gating of the self-play network (off by default).")
 
@@ -174,39 +269,57 @@ class EvalConfig:
 class DistributedConfig:
     """Where self-play runs; the learner always stays in the driver process."""
 
-    backend: str = setting("local", "\"local\" (self-play in this process) or \"ray\" (Ray actors; needs "
-                                    "pip install 'tammi-rl[ray]').", choices=("local", "ray"))
+    backend: str = setting(
+        "local",
+        '"local" (self-play in this process) or "ray" (Ray actors; needs pip install \'tammi-rl[ray]\').',
+        choices=("local", "ray"),
+    )
     address: str = setting(
-        "", "Ray cluster to join: \"\" (Ray's default: RAY_ADDRESS, else the cluster last started on this "
-        "machine, else a new local instance), \"auto\" (an existing cluster only, e.g. the one `ray start "
-        "--head` started), \"local\" (always a new local instance), \"host:port\" or \"ray://host:10001\" "
-        "(Ray Client).")
+        "",
+        'Ray cluster to join: "" (Ray\'s default: RAY_ADDRESS, else the cluster last started on this '
+        'machine, else a new local instance), "auto" (an existing cluster only, e.g. the one `ray start '
+        '--head` started), "local" (always a new local instance), "host:port" or "ray://host:10001" '
+        "(Ray Client).",
+    )
     num_actors: int = setting(2, "Self-play actors (ray only).", min=1)
-    cpus_per_actor: float = setting(1.0, "CPUs Ray reserves for each actor, which also sets the actor's torch "
-                                         "threads (rounded down, at least 1).", min=0.0)
-    gpus_per_actor: float = setting(0.0, "GPUs (a fraction allowed) Ray reserves for each actor; above 0 the "
-                                         "actor runs its network on CUDA.", min=0.0)
-    games_per_actor: int = setting(0, "Games each actor plays per iteration; 0 splits "
-                                      "selfplay.games_per_iteration among the actors.", min=0)
-    max_restarts: int = setting(3, "Times one actor may be replaced after dying before the run stops with an "
-                                   "error.", min=0)
+    cpus_per_actor: float = setting(
+        1.0,
+        "CPUs Ray reserves for each actor, which also sets the actor's torch threads (rounded down, at least 1).",
+        min=0.0,
+    )
+    gpus_per_actor: float = setting(
+        0.0,
+        "GPUs (a fraction allowed) Ray reserves for each actor; above 0 the actor runs its network on CUDA.",
+        min=0.0,
+    )
+    games_per_actor: int = setting(
+        0, "Games each actor plays per iteration; 0 splits selfplay.games_per_iteration among the actors.", min=0
+    )
+    max_restarts: int = setting(
+        3, "Times one actor may be replaced after dying before the run stops with an error.", min=0
+    )
 
 
 @dataclass
 class Config:
     """A whole training run."""
 
-    variant: str = setting("russian", "Draughts variant: a shipped variant name such as \"russian\", or the "
-                                      "path of a variant .toml file.")
-    name: str = setting("", "Run name; the run directory is <runs_dir>/<name>, and an empty name means the "
-                            "variant's name.")
+    variant: str = setting(
+        "russian", 'Draughts variant: a shipped variant name such as "russian", or the path of a variant .toml file.'
+    )
+    name: str = setting(
+        "", "Run name; the run directory is <runs_dir>/<name>, and an empty name means the variant's name."
+    )
     runs_dir: str = setting("runs", "Directory that holds the run directories.")
-    checkpoints_dir: str = setting("checkpoints", "Directory that receives a copy of the newest checkpoint, "
-                                                  "as <name>-latest.pt.")
-    seed: int = setting(0, "Seed of the run's random number generators (self-play, sampling, network "
-                           "initialisation).", min=0)
-    device: str = setting("auto", "Torch device of the network: \"auto\" (CUDA when present, else the CPU), "
-                                  "\"cpu\", \"cuda\" or \"cuda:N\".")
+    checkpoints_dir: str = setting(
+        "checkpoints", "Directory that receives a copy of the newest checkpoint, as <name>-latest.pt."
+    )
+    seed: int = setting(
+        0, "Seed of the run's random number generators (self-play, sampling, network initialisation).", min=0
+    )
+    device: str = setting(
+        "auto", 'Torch device of the network: "auto" (CUDA when present, else the CPU), "cpu", "cuda" or "cuda:N".'
+    )
     threads: int = setting(0, "torch intra-op threads (0: torch's default).", min=0)
     network: NetworkConfig = section(NetworkConfig, "The policy-value network.")
     mcts: MCTSConfig = section(MCTSConfig, "The tree search.")
@@ -242,12 +355,15 @@ def validate(cfg: Config, source: str = "<config>") -> Config:
     if not _DEVICE.fullmatch(cfg.device):
         raise ConfigError(f"{source}: key 'device': got {show(cfg.device)}, allowed: auto, cpu, cuda, cuda:N")
     if cfg.replay.min_samples > cfg.replay.capacity:
-        raise ConfigError(f"{source}: key 'replay.min_samples': {cfg.replay.min_samples} is more than "
-                          f"replay.capacity ({cfg.replay.capacity}), so learning would never start")
+        raise ConfigError(
+            f"{source}: key 'replay.min_samples': {cfg.replay.min_samples} is more than "
+            f"replay.capacity ({cfg.replay.capacity}), so learning would never start"
+        )
     gating = cfg.eval.gating
     if not gating.elo1 > gating.elo0:
-        raise ConfigError(f"{source}: key 'eval.gating.elo1': must be > eval.gating.elo0 "
-                          f"({gating.elo0!r}), got {gating.elo1!r}")
+        raise ConfigError(
+            f"{source}: key 'eval.gating.elo1': must be > eval.gating.elo0 ({gating.elo0!r}), got {gating.elo1!r}"
+        )
     return cfg
 
 

@@ -22,26 +22,28 @@ local backend can resume a Ray run and the other way round).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any
 
 import numpy as np
+import torch
 
+from tammi_rl.config import Config
 from tammi_rl.distributed import RAY_INSTALL_HINT
+from tammi_rl.env.observation import ObservationEncoder
+from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
-
-if TYPE_CHECKING:
-    import torch
-
-    from tammi_rl.rules.engine import Rules
-    from tammi_rl.rules.game import GameResult
-    from tammi_rl.rules.variant import Variant
-    from tammi_rl.selfplay.worker import SelfPlayResult
-    from tammi_rl.config import Config
+from tammi_rl.rules.position import Move, Position
+from tammi_rl.rules.results import GameResult
+from tammi_rl.rules.variant import Variant
+from tammi_rl.selfplay.samples import SampleBatch
+from tammi_rl.selfplay.worker import GameRecord, SelfPlayResult, SelfPlayWorker
 
 START_TIMEOUT_S = 600.0
 """How long a new actor may take to start (waiting for free CPUs included)."""
@@ -54,10 +56,11 @@ class DistributedError(TammiError):
 def import_ray() -> Any:
     """Import Ray, or raise `DistributedError` saying how to install it."""
     try:
-        import ray
+        import ray  # lazy: Ray is an optional extra, imported only when a Ray backend starts
     except ImportError as exc:
-        raise DistributedError(f"distributed.backend=ray needs Ray, which is not installed ({exc}); "
-                               f"install it with: {RAY_INSTALL_HINT}") from None
+        raise DistributedError(
+            f"distributed.backend=ray needs Ray, which is not installed ({exc}); install it with: {RAY_INSTALL_HINT}"
+        ) from None
     return ray
 
 
@@ -75,9 +78,9 @@ class PlayedGame:
     """A finished game without its `Rules` (which would make every reply ~0.5 MB):
     what the trainer needs for PDN (moves, positions, result)."""
 
-    moves: list
-    positions: list
-    result: "GameResult | None"
+    moves: list[Move]
+    positions: list[Position]
+    result: GameResult | None
 
 
 def actor_seed(seed: int, actor: int, generation: int) -> int:
@@ -88,12 +91,7 @@ def actor_seed(seed: int, actor: int, generation: int) -> int:
 class SelfPlayActor:
     """The body of one Ray actor: a `SelfPlayWorker` plus the weight version it holds."""
 
-    def __init__(self, variant: "Variant", cfg: "Config", seed: int, device: str, threads: int) -> None:
-        import torch
-
-        from tammi_rl.rules.engine import Rules
-        from tammi_rl.selfplay.worker import SelfPlayWorker
-
+    def __init__(self, variant: Variant, cfg: Config, seed: int, device: str, threads: int) -> None:
         if threads > 0:
             torch.set_num_threads(threads)
         if device != "cpu" and not torch.cuda.is_available():
@@ -104,17 +102,15 @@ class SelfPlayActor:
     def ready(self) -> bool:
         return True
 
-    def play(self, weights: list, version: int, n_games: int, batch_id: BatchId) -> tuple[BatchId, "SelfPlayResult"]:
+    def play(self, weights: list, version: int, n_games: int, batch_id: BatchId) -> tuple[BatchId, SelfPlayResult]:
         """Play ``n_games`` with weights ``version`` (``weights``: [ObjectRef] or [], fetched only when new)."""
-        from tammi_rl.selfplay.worker import SelfPlayResult
-
         if version != self.version and weights:
-            import ray
+            import ray  # lazy: the optional extra, present in the actor's process (Ray started it)
 
             self.worker.set_weights(ray.get(weights[0]))
             self.version = version
         res = self.worker.play(n_games)
-        games = [PlayedGame(list(g.moves), list(g.positions), g.result) for g in res.games]
+        games: list[GameRecord] = [PlayedGame(list(g.moves), list(g.positions), g.result) for g in res.games]
         return batch_id, SelfPlayResult(res.samples, games, res.stats)
 
     def state_dict(self) -> dict:
@@ -153,9 +149,7 @@ class _Slot:
     restarts: int = 0
 
 
-def _obs_shape(rules: "Rules") -> tuple[int, ...]:
-    from tammi_rl.env.observation import ObservationEncoder
-
+def _obs_shape(rules: Rules) -> tuple[int, ...]:
     return ObservationEncoder.for_rules(rules).shape
 
 
@@ -166,8 +160,15 @@ def _stderr(text: str) -> None:
 class RayBackend:
     """Self-play on ``cfg.distributed.num_actors`` Ray actors (see the module docstring)."""
 
-    def __init__(self, rules: "Rules", cfg: "Config", device: "torch.device | None" = None, seed: int = 0,
-                 log: Callable[[str], None] = _stderr, start_timeout_s: float = START_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        cfg: Config,
+        device: torch.device | None = None,
+        seed: int = 0,
+        log: Callable[[str], None] = _stderr,
+        start_timeout_s: float = START_TIMEOUT_S,
+    ) -> None:
         self.ray = import_ray()
         self.cfg = cfg
         self.dist = cfg.distributed
@@ -202,25 +203,31 @@ class RayBackend:
             where = f"distributed.address={self.dist.address!r}"
             if not self.dist.address and os.environ.get("RAY_ADDRESS"):
                 where = f"RAY_ADDRESS={os.environ['RAY_ADDRESS']!r}"
-            raise DistributedError(f"cannot connect to Ray at {where}: {exc}; start a cluster with "
-                                   "`ray start --head`, or leave the address empty for a local instance") from None
+            raise DistributedError(
+                f"cannot connect to Ray at {where}: {exc}; start a cluster with "
+                "`ray start --head`, or leave the address empty for a local instance"
+            ) from None
         return True
 
     def _warn_resources(self) -> None:
         need = self.dist.num_actors * self.dist.cpus_per_actor
         have = self.ray.cluster_resources().get("CPU", 0.0)
         if need > have:
-            self.log(f"warning: {self.dist.num_actors} actors x {self.dist.cpus_per_actor} CPUs = {need:g} CPUs, "
-                     f"but the Ray cluster has {have:g}; some actors wait until CPUs join")
+            self.log(
+                f"warning: {self.dist.num_actors} actors x {self.dist.cpus_per_actor} CPUs = {need:g} CPUs, "
+                f"but the Ray cluster has {have:g}; some actors wait until CPUs join"
+            )
 
     def _spawn(self, slot: _Slot) -> Any:
         d = self.dist
         device = "cuda" if d.gpus_per_actor > 0 else "cpu"
         threads = max(1, int(d.cpus_per_actor))
-        options = self._remote_cls.options(num_cpus=d.cpus_per_actor, num_gpus=d.gpus_per_actor, max_restarts=0,
-                                           max_task_retries=0, name=None)
-        return options.remote(self.variant, self.cfg, actor_seed(self.seed, slot.index, slot.generation),
-                              device, threads)
+        options = self._remote_cls.options(
+            num_cpus=d.cpus_per_actor, num_gpus=d.gpus_per_actor, max_restarts=0, max_task_retries=0, name=None
+        )
+        return options.remote(
+            self.variant, self.cfg, actor_seed(self.seed, slot.index, slot.generation), device, threads
+        )
 
     def _wait_ready(self, slots: list[_Slot]) -> None:
         ray = self.ray
@@ -228,24 +235,28 @@ class RayBackend:
         try:
             ray.get(refs, timeout=self.start_timeout_s)
         except ray.exceptions.GetTimeoutError:
-            raise DistributedError(f"self-play actors did not start within {self.start_timeout_s:g}s; the cluster "
-                                   f"needs {self.dist.cpus_per_actor:g} free CPUs (and "
-                                   f"{self.dist.gpus_per_actor:g} GPUs) per actor") from None
+            raise DistributedError(
+                f"self-play actors did not start within {self.start_timeout_s:g}s; the cluster "
+                f"needs {self.dist.cpus_per_actor:g} free CPUs (and "
+                f"{self.dist.gpus_per_actor:g} GPUs) per actor"
+            ) from None
 
     def _replace(self, slot: _Slot, error: BaseException) -> None:
         """Replace a dead actor by a fresh one (new seed) or raise after too many deaths."""
         if slot.restarts >= self.dist.max_restarts:
-            raise DistributedError(f"self-play actor {slot.index} died {slot.restarts + 1} times "
-                                   f"(distributed.max_restarts={self.dist.max_restarts}); last error: {error}")
-        try:
+            raise DistributedError(
+                f"self-play actor {slot.index} died {slot.restarts + 1} times "
+                f"(distributed.max_restarts={self.dist.max_restarts}); last error: {error}"
+            )
+        with contextlib.suppress(Exception):  # already dead, or Ray cannot reach it: replaced either way
             self.ray.kill(slot.actor, no_restart=True)
-        except Exception:  # noqa: BLE001 - already gone
-            pass
         slot.restarts += 1
         slot.generation += 1
         self.restarts += 1
-        self.log(f"warning: self-play actor {slot.index} died ({type(error).__name__}); "
-                 f"restarting it (restart {slot.restarts}/{self.dist.max_restarts}) and re-sending its games")
+        self.log(
+            f"warning: self-play actor {slot.index} died ({type(error).__name__}); "
+            f"restarting it (restart {slot.restarts}/{self.dist.max_restarts}) and re-sending its games"
+        )
         slot.actor = self._spawn(slot)
         self._wait_ready([slot])
 
@@ -286,11 +297,8 @@ class RayBackend:
             return [self.dist.games_per_actor] * k
         return [n_games // k + (i < n_games % k) for i in range(k)]
 
-    def play(self, n_games: int) -> "SelfPlayResult":
+    def play(self, n_games: int) -> SelfPlayResult:
         """Play ``n_games`` (or ``games_per_actor`` per actor) across the actors; merge their results."""
-        from tammi_rl.selfplay.samples import SampleBatch
-        from tammi_rl.selfplay.worker import SelfPlayResult
-
         start = time.perf_counter()
         restarts_before = self.restarts
         jobs = {i: ("play", (self._weights, self.version, n)) for i, n in enumerate(self.shares(n_games)) if n > 0}
@@ -316,20 +324,24 @@ class RayBackend:
     def state_dict(self) -> dict:
         """Every actor's RNG state and incarnation (``rng``: actor 0's, readable by the local worker)."""
         states = self._call_all({i: ("state_dict", ()) for i in range(len(self.slots))})
-        actors = [{"worker": states[s.index], "generation": s.generation, "restarts": s.restarts}
-                  for s in self.slots]
+        actors = [{"worker": states[s.index], "generation": s.generation, "restarts": s.restarts} for s in self.slots]
         first = actors[0]["worker"]  # also readable by the local worker: RNG and games in progress
-        return {"rng": first["rng"], "games": first.get("games", []),
-                "ray": {"actors": actors, "requests": self.requests}}
+        return {
+            "rng": first["rng"],
+            "games": first.get("games", []),
+            "ray": {"actors": actors, "requests": self.requests},
+        }
 
     def load_state_dict(self, state: dict) -> None:
         """Restore every actor from a Ray state, or actor 0 from a local worker's state."""
         saved = state.get("ray", {}).get("actors") or [{"worker": state}]
         if len(saved) != len(self.slots):
-            self.log(f"note: the checkpoint has {len(saved)} self-play actor state(s) and the run has "
-                     f"{len(self.slots)} actors; actors without a saved state start from fresh seeds")
+            self.log(
+                f"note: the checkpoint has {len(saved)} self-play actor state(s) and the run has "
+                f"{len(self.slots)} actors; actors without a saved state start from fresh seeds"
+            )
         jobs = {}
-        for slot, entry in zip(self.slots, saved):
+        for slot, entry in zip(self.slots, saved, strict=False):  # the counts may differ (noted above)
             slot.generation = int(entry.get("generation", 0))
             slot.restarts = int(entry.get("restarts", 0))
             jobs[slot.index] = ("load_state_dict", (entry["worker"],))
@@ -340,15 +352,13 @@ class RayBackend:
         """Stop the actors (and Ray itself when this backend started it)."""
         for slot in self.slots:
             if slot.actor is not None:
-                try:
+                with contextlib.suppress(Exception):  # closing: an actor that is already gone is fine
                     self.ray.kill(slot.actor, no_restart=True)
-                except Exception:  # noqa: BLE001 - already gone
-                    pass
                 slot.actor = None
         if self.owns_ray and self.ray.is_initialized():
             self.ray.shutdown()
 
 
-def ray_worker(rules: "Rules", cfg: "Config", device: "torch.device", seed: int) -> RayBackend:
+def ray_worker(rules: Rules, cfg: Config, device: torch.device, seed: int) -> RayBackend:
     """`tammi_rl.train.trainer.WorkerFactory` for ``distributed.backend: ray``."""
     return RayBackend(rules, cfg, device, seed)

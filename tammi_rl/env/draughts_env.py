@@ -74,7 +74,8 @@ class DraughtsEnv(gym.Env):
     ``reset(options={"fen": ..., "random_opening_plies": ...})`` overrides the opening once.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array", "svg"], "render_fps": 2}
+    # Gymnasium reads metadata from the class; Env declares it as a plain attribute, not a ClassVar.
+    metadata = {"render_modes": ["ansi", "rgb_array", "svg"], "render_fps": 2}  # noqa: RUF012
 
     def __init__(
         self,
@@ -105,7 +106,7 @@ class DraughtsEnv(gym.Env):
         if opening_fen is not None:
             self.rules.parse_fen(opening_fen)  # fail at make time on a bad FEN
         self._n_actions = self.codec.n_actions
-        self.action_space = spaces.Discrete(self.codec.n_actions)
+        self.action_space: spaces.Discrete = spaces.Discrete(self.codec.n_actions)
         self.observation_space = spaces.Box(0.0, 1.0, self.encoder.shape, dtype=np.float32)
         # With a cap the repetition table never outgrows max_plies + 1 rows; without one it grows.
         self._state, self._buf, self._history = tc.new_state(history_rows=(self.max_plies or 62) + 2)
@@ -282,7 +283,7 @@ class DraughtsEnv(gym.Env):
         game = self._game
         if game is None:
             game = self._game = Game(self.rules, start=self._start, max_plies=self.max_plies)
-        for move in self._moves[len(game.moves):]:
+        for move in self._moves[len(game.moves) :]:
             game.play(move)
         if self._resigned is not None and game.result is None:
             game.resign(self._resigned)
@@ -300,7 +301,8 @@ class DraughtsEnv(gym.Env):
         """The board as it stands mid-chain, the square of the piece that must continue
         (-1 at the start of a turn) and the bitboard of pieces jumped so far."""
         mw, kw, mb, kb, cur, jumped = tc.state_chain_view(self._state, self._buf, self._tables)
-        pos = Position(*(int(x) & ((1 << 64) - 1) for x in (mw, kw, mb, kb)), self.to_play)
+        white_men, white_kings, black_men, black_kings = (int(x) & ((1 << 64) - 1) for x in (mw, kw, mb, kb))
+        pos = Position(white_men, white_kings, black_men, black_kings, self.to_play)
         return pos, int(cur), int(jumped) & ((1 << 64) - 1)
 
     def chain_path(self) -> list[int]:
@@ -321,13 +323,17 @@ class DraughtsEnv(gym.Env):
         side = self.to_play
         try:
             a = int(action)
-            what = (f"action {a} ({self.codec.hop_text(side, a)})" if 0 <= a < self.codec.n_actions
-                    else f"action {a} (out of range 0..{self.codec.n_actions - 1})")
+            what = (
+                f"action {a} ({self.codec.hop_text(side, a)})"
+                if 0 <= a < self.codec.n_actions
+                else f"action {a} (out of range 0..{self.codec.n_actions - 1})"
+            )
         except (TypeError, ValueError):
             what = f"action {action!r} (not an integer)"
         legal = ", ".join(f"{a} ({self.action_text(a)})" for a in self.legal_actions()) or "(none)"
-        return (f"illegal {what} for {COLOR_NAMES[side]} to move in "
-                f"{self.rules.fen(self.position)}; legal actions: {legal}")
+        return (
+            f"illegal {what} for {COLOR_NAMES[side]} to move in {self.rules.fen(self.position)}; legal actions: {legal}"
+        )
 
     # --- rendering -------------------------------------------------------------------
     def render(self):

@@ -43,8 +43,17 @@ CHAIN_PIECE, JUMPED, PLAYABLE = 4, 5, 6
 NO_PROGRESS, KINGS_ONLY, THREE_KINGS, REPETITION = 7, 8, 9, 10
 N_PLANES = 11
 PLANE_NAMES = (
-    "own_men", "own_kings", "opp_men", "opp_kings", "chain_piece", "jumped", "playable",
-    "no_progress", "kings_only", "three_kings", "repetition",
+    "own_men",
+    "own_kings",
+    "opp_men",
+    "opp_kings",
+    "chain_piece",
+    "jumped",
+    "playable",
+    "no_progress",
+    "kings_only",
+    "three_kings",
+    "repetition",
 )
 
 
@@ -61,8 +70,8 @@ def encode_planes(mw, kw, mb, kb, cur, jumped, side, counters, tables, obs):
     else:
         own_men, own_kings, opp_men, opp_kings = mb, kb, mw, kw
     nsq = tables[tm.X_NSQ]
-    rows = tables[tables[tm.X_CELL_ROW] + side * nsq:]
-    cols = tables[tables[tm.X_CELL_COL] + side * nsq:]
+    rows = tables[tables[tm.X_CELL_ROW] + side * nsq :]
+    cols = tables[tables[tm.X_CELL_COL] + side * nsq :]
     for sq in range(nsq):
         r = rows[sq]
         c = cols[sq]
@@ -121,7 +130,7 @@ class ObservationEncoder:
         return (N_PLANES, self.size, self.size)
 
     @classmethod
-    def for_rules(cls, rules: Rules) -> "ObservationEncoder":
+    def for_rules(cls, rules: Rules) -> ObservationEncoder:
         size = rules.geometry.size
         cell_row, cell_col = tm.canonical_cells(rules)
         playable = np.zeros((size, size), dtype=np.float32)

@@ -29,8 +29,13 @@ from tammi_rl.rules.position import COLOR_NAMES
 class DraughtsAECEnv(AECEnv):
     """Two-agent draughts; keyword arguments are those of `DraughtsEnv`."""
 
-    metadata = {"name": "tammi_draughts_v0", "render_modes": ["ansi", "rgb_array", "svg"],
-                "is_parallelizable": False, "render_fps": 2}
+    # PettingZoo reads metadata from the class; AECEnv declares it as a plain attribute, not a ClassVar.
+    metadata = {  # noqa: RUF012
+        "name": "tammi_draughts_v0",
+        "render_modes": ["ansi", "rgb_array", "svg"],
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
 
     def __init__(self, variant: str = "russian", render_mode: str | None = None, **kwargs: Any) -> None:
         super().__init__()
@@ -41,10 +46,12 @@ class DraughtsAECEnv(AECEnv):
         n = self.game_env.action_space.n
         self._action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
         self._observation_spaces = {
-            a: spaces.Dict({
-                "observation": self.game_env.observation_space,
-                "action_mask": spaces.Box(0, 1, (n,), dtype=np.int8),
-            })
+            a: spaces.Dict(
+                {
+                    "observation": self.game_env.observation_space,
+                    "action_mask": spaces.Box(0, 1, (n,), dtype=np.int8),
+                }
+            )
             for a in self.possible_agents
         }
 
@@ -67,7 +74,7 @@ class DraughtsAECEnv(AECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.agent_selection = info["to_play"]
         if self.game_env.result is not None:  # a start position that is already decided
             self._finish(self.game_env.result.reason == "adjudication", self.game_env.result.winner)

@@ -26,7 +26,11 @@ def register_variants() -> list[str]:
             shipped = path.stem == variant.name  # a name reuses the cached engine
             # No OrderEnforcing/PassiveEnvChecker wrappers: `make` returns the env itself, so
             # `action_masks()` (the sb3-contrib convention) is reachable on what `make` returns.
-            gymnasium.register(id=variant.gym_id, entry_point=ENTRY_POINT, order_enforce=False,
-                               disable_env_checker=True,
-                               kwargs={"variant": variant.name if shipped else str(path)})
+            gymnasium.register(
+                id=variant.gym_id,
+                entry_point=ENTRY_POINT,
+                order_enforce=False,
+                disable_env_checker=True,
+                kwargs={"variant": variant.name if shipped else str(path)},
+            )
     return ids

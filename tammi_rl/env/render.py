@@ -36,7 +36,7 @@ class BoardView:
     status: str = ""
 
 
-def env_view(env: "DraughtsEnv") -> BoardView:
+def env_view(env: DraughtsEnv) -> BoardView:
     """The view of an env's current state."""
     pos, cur, jumped = env.chain_state()
     if cur >= 0:
@@ -97,9 +97,10 @@ def render_ansi(view: BoardView, square_numbers: bool = False) -> str:
         lines.append(f"{size - row:>2} " + "".join(grid[row]))
     lines.append("   " + "".join(f" {FILES[c]} " for c in range(size)))
     if view.rules.variant.notation == "numeric":
-        numbers = ", ".join(f"{g.names[sq]}={FILES[c]}{r + 1}" for sq, (r, c) in enumerate(g.coords)
-                            if sq in (0, g.n_squares - 1))
-        lines.append(f"   numeric squares run 1 (top left) .. {g.n_squares}: {numbers}")
+        legend = ", ".join(
+            f"{g.names[sq]}={FILES[c]}{r + 1}" for sq, (r, c) in enumerate(g.coords) if sq in (0, g.n_squares - 1)
+        )
+        lines.append(f"   numeric squares run 1 (top left) .. {g.n_squares}: {legend}")
     if view.status:
         lines.append(view.status)
     return "\n".join(lines) + "\n"
@@ -135,10 +136,12 @@ def render_rgb(view: BoardView, cell: int = 40) -> np.ndarray:
     playable = {(row, col) for _, row, col, _ in _cells(view)}
     for row in range(size):
         for col in range(size):
-            img[row * cell:(row + 1) * cell, col * cell:(col + 1) * cell] = DARK if (row, col) in playable else LIGHT
+            img[row * cell : (row + 1) * cell, col * cell : (col + 1) * cell] = (
+                DARK if (row, col) in playable else LIGHT
+            )
     disc, ring, crown, cross = _disc_masks(cell)
     for sq, row, col, piece in _cells(view):
-        tile = img[row * cell:(row + 1) * cell, col * cell:(col + 1) * cell]
+        tile = img[row * cell : (row + 1) * cell, col * cell : (col + 1) * cell]
         if sq in view.path:
             tile[:] = HIGHLIGHT
         if piece is not None:
@@ -153,7 +156,7 @@ def render_rgb(view: BoardView, cell: int = 40) -> np.ndarray:
 
 # --- SVG ---------------------------------------------------------------------------
 def _hex(rgb: tuple[int, int, int]) -> str:
-    return "#%02x%02x%02x" % rgb
+    return "#{:02x}{:02x}{:02x}".format(*rgb)
 
 
 def render_svg(view: BoardView, cell: int = 40) -> str:
@@ -162,16 +165,18 @@ def render_svg(view: BoardView, cell: int = 40) -> str:
     size = g.size
     m = cell // 2  # margin for coordinates
     total = size * cell + 2 * m
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="{total}" '
-           f'viewBox="0 0 {total} {total}">',
-           f'<rect width="{total}" height="{total}" fill="#ffffff"/>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="{total}" viewBox="0 0 {total} {total}">',
+        f'<rect width="{total}" height="{total}" fill="#ffffff"/>',
+    ]
     playable = {(row, col): sq for sq, row, col, _ in _cells(view)}
     for row in range(size):
         for col in range(size):
             sq = playable.get((row, col))
             fill = LIGHT if sq is None else (HIGHLIGHT if sq in view.path else DARK)
-            out.append(f'<rect x="{m + col * cell}" y="{m + row * cell}" width="{cell}" height="{cell}" '
-                       f'fill="{_hex(fill)}"/>')
+            out.append(
+                f'<rect x="{m + col * cell}" y="{m + row * cell}" width="{cell}" height="{cell}" fill="{_hex(fill)}"/>'
+            )
     font = f'font-family="sans-serif" font-size="{cell // 3}" text-anchor="middle"'
     for i in range(size):
         out.append(f'<text x="{m + i * cell + cell // 2}" y="{total - m // 4}" {font}>{FILES[i]}</text>')
@@ -182,14 +187,18 @@ def render_svg(view: BoardView, cell: int = 40) -> str:
         if piece is not None:
             fill = WHITE_PIECE if piece in "wW" else BLACK_PIECE
             stroke = CHAIN_MARK if sq == view.chain_piece else OUTLINE
-            out.append(f'<circle cx="{cx}" cy="{cy}" r="{r:.1f}" fill="{_hex(fill)}" stroke="{_hex(stroke)}" '
-                       f'stroke-width="{max(1.5, cell * 0.05):.1f}"/>')
+            out.append(
+                f'<circle cx="{cx}" cy="{cy}" r="{r:.1f}" fill="{_hex(fill)}" stroke="{_hex(stroke)}" '
+                f'stroke-width="{max(1.5, cell * 0.05):.1f}"/>'
+            )
             if piece.isupper():
                 out.append(f'<circle cx="{cx}" cy="{cy}" r="{r * 0.4:.1f}" fill="{_hex(KING_MARK)}"/>')
         if view.captured >> sq & 1:
             d = r * 0.55
-            out.append(f'<path d="M{cx - d:.1f},{cy - d:.1f}L{cx + d:.1f},{cy + d:.1f}M{cx - d:.1f},{cy + d:.1f}'
-                       f'L{cx + d:.1f},{cy - d:.1f}" stroke="{_hex(CAPTURE_MARK)}" stroke-width="3"/>')
+            out.append(
+                f'<path d="M{cx - d:.1f},{cy - d:.1f}L{cx + d:.1f},{cy + d:.1f}M{cx - d:.1f},{cy + d:.1f}'
+                f'L{cx + d:.1f},{cy - d:.1f}" stroke="{_hex(CAPTURE_MARK)}" stroke-width="3"/>'
+            )
     if view.status:
         out.append(f"<title>{escape(view.status)}</title>")
     out.append("</svg>")
@@ -221,7 +230,7 @@ def board_svg(rules: Rules, position: Position, last_move: Move | None = None) -
     return SvgBoard(position_view(rules, position, last_move))
 
 
-def render_env(env: "DraughtsEnv", mode: str):
+def render_env(env: DraughtsEnv, mode: str):
     """The env's current state in one of its render modes."""
     view = env_view(env)
     if mode == "ansi":

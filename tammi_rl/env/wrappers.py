@@ -70,7 +70,7 @@ class OpponentWrapper(gym.Wrapper):
             self.opponent.new_game(None if seed is None else seed + 1)
         info["agent"] = COLOR_NAMES[self.agent]
         if info["to_play"] != COLOR_NAMES[self.agent] and "result" not in info:
-            obs, reward, terminated, truncated, info = self._opponent_turn()
+            obs, _reward, _terminated, _truncated, info = self._opponent_turn()
             info["agent"] = COLOR_NAMES[self.agent]
         return obs, info
 

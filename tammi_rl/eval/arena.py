@@ -12,15 +12,15 @@ each pair, the variant's balanced openings by default). Every match gets its own
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
 
 from tammi_rl.eval.elo import EloGame
 from tammi_rl.eval.match import DEFAULT_MAX_PLIES, MatchGame, MatchResult, match_pdn, run_match
+from tammi_rl.eval.openings import Opening, load_openings
 from tammi_rl.players import Player
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.eval.openings import Opening, load_openings
 
 
 class ArenaError(TammiError):
@@ -57,8 +57,17 @@ def record_of(rules: Rules, game: MatchGame) -> GameRecord:
     # The side to move once the opening book is played out has the first-move advantage.
     first_color = game.game.positions[len(game.opening.moves)].side
     first, second = (game.white, game.black) if first_color == 0 else (game.black, game.white)
-    return GameRecord(first, second, game.white, game.black, result.score(first_color), result.pdn,
-                      result.reason, len(game.game.moves), game.opening.text)
+    return GameRecord(
+        first,
+        second,
+        game.white,
+        game.black,
+        result.score(first_color),
+        result.pdn,
+        result.reason,
+        len(game.game.moves),
+        game.opening.text,
+    )
 
 
 @dataclass
@@ -77,13 +86,22 @@ class Arena:
         if self.openings is None:
             self.openings = load_openings(self.rules)
 
-    def play(self, a: Player, b: Player, games: int,
-             on_game: Callable[[int, MatchGame], None] | None = None) -> MatchResult:
+    def play(
+        self, a: Player, b: Player, games: int, on_game: Callable[[int, MatchGame], None] | None = None
+    ) -> MatchResult:
         """A colour-paired match of ``games`` games between ``a`` and ``b`` (A's point of view)."""
         if a.name == b.name:
             raise ArenaError(f"both players are named {a.name!r}; give them different names")
-        result = run_match(self.rules, a, b, games, openings=self.openings, max_plies=self.max_plies,
-                           seed=self.seed + len(self.matches), on_game=on_game)
+        result = run_match(
+            self.rules,
+            a,
+            b,
+            games,
+            openings=self.openings,
+            max_plies=self.max_plies,
+            seed=self.seed + len(self.matches),
+            on_game=on_game,
+        )
         self.matches.append(result)
         self.records.extend(record_of(self.rules, g) for g in result.games)
         return result
@@ -93,8 +111,7 @@ class Arena:
 
     def pdn(self, event: str = "tammi-rl eval") -> str:
         """Every game of every match as PDN."""
-        return "\n".join(match_pdn(self.rules, m, event=f"{event}: {m.player_a} vs {m.player_b}")
-                         for m in self.matches)
+        return "\n".join(match_pdn(self.rules, m, event=f"{event}: {m.player_a} vs {m.player_b}") for m in self.matches)
 
 
 def match_row(result: MatchResult) -> dict:
@@ -102,10 +119,18 @@ def match_row(result: MatchResult) -> dict:
     lo, hi = result.confidence_interval()
     elo, elo_lo, elo_hi = result.elo()
     return {
-        "player": result.player_a, "opponent": result.player_b, "games": len(result.games),
-        "wins": result.wins, "draws": result.draws, "losses": result.losses,
-        "score": round(result.score, 4), "score_ci_low": round(lo, 4), "score_ci_high": round(hi, 4),
-        "elo_diff": _finite(elo), "elo_diff_low": _finite(elo_lo), "elo_diff_high": _finite(elo_hi),
+        "player": result.player_a,
+        "opponent": result.player_b,
+        "games": len(result.games),
+        "wins": result.wins,
+        "draws": result.draws,
+        "losses": result.losses,
+        "score": round(result.score, 4),
+        "score_ci_low": round(lo, 4),
+        "score_ci_high": round(hi, 4),
+        "elo_diff": _finite(elo),
+        "elo_diff_low": _finite(elo_lo),
+        "elo_diff_high": _finite(elo_hi),
     }
 
 

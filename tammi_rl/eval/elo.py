@@ -31,8 +31,8 @@ an `EloFitError`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -138,15 +138,19 @@ def _check_connected(names: Sequence[str], games: Sequence[EloGame], anchor: str
         parent[root(g.first)] = root(g.second)
     lost = sorted(n for n in names if root(n) != root(anchor))
     if lost:
-        raise EloFitError(
-            f"cannot rate {', '.join(lost)}: no chain of games links them to the anchor {anchor!r}"
-        )
+        raise EloFitError(f"cannot rate {', '.join(lost)}: no chain of games links them to the anchor {anchor!r}")
 
 
-def fit_elo(games: Iterable[EloGame], anchor: str, anchor_rating: float = 0.0,
-            prior_sd: float | None = DEFAULT_PRIOR_SD, first_move: bool = True,
-            fma_prior_sd: float | None = DEFAULT_FMA_PRIOR_SD, tol: float = 1e-6,
-            max_iter: int = 100) -> EloFit:
+def fit_elo(
+    games: Iterable[EloGame],
+    anchor: str,
+    anchor_rating: float = 0.0,
+    prior_sd: float | None = DEFAULT_PRIOR_SD,
+    first_move: bool = True,
+    fma_prior_sd: float | None = DEFAULT_FMA_PRIOR_SD,
+    tol: float = 1e-6,
+    max_iter: int = 100,
+) -> EloFit:
     """Fit ratings to ``games`` (see the module docstring); ``first_move=False`` fixes ``a`` at 0."""
     games = list(games)
     if not games:
@@ -195,7 +199,7 @@ def fit_elo(games: Iterable[EloGame], anchor: str, anchor_rating: float = 0.0,
     value = objective(x)
     hess = np.eye(n_free)
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (`it` is read after the loop: the steps taken)
         z = ELO_K * (design @ x + offset)
         p = 1.0 / (1.0 + np.exp(-z))
         grad = ELO_K * design.T @ (score - p) - prior_prec * (x - prior_mean)
@@ -232,17 +236,26 @@ def fit_elo(games: Iterable[EloGame], anchor: str, anchor_rating: float = 0.0,
         counts[g.second] += 1
     params = free + (["<first-move>"] if first_move else [])
     return EloFit(
-        anchor=anchor, anchor_rating=float(anchor_rating), ratings=ratings, errors=errors,
+        anchor=anchor,
+        anchor_rating=float(anchor_rating),
+        ratings=ratings,
+        errors=errors,
         first_move_advantage=float(x[-1]) if first_move else 0.0,
         first_move_error=float(sd[-1]) if first_move else 0.0,
-        games=counts, covariance=cov, params=params, log_likelihood=value, iterations=it,
+        games=counts,
+        covariance=cov,
+        params=params,
+        log_likelihood=value,
+        iterations=it,
     )
 
 
 def _not_determined(prior_sd: float | None) -> str:
     if prior_sd is None:
-        return ("the maximum-likelihood ratings do not exist (a player won or lost every game?); "
-                "fit with a prior (prior_sd) to keep them finite")
+        return (
+            "the maximum-likelihood ratings do not exist (a player won or lost every game?); "
+            "fit with a prior (prior_sd) to keep them finite"
+        )
     return "the ratings are not determined by these games"
 
 

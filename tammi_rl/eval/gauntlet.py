@@ -13,9 +13,9 @@ linked both to fixed references and along the run. One Elo fit over all games
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 from tammi_rl.eval.arena import Arena
 from tammi_rl.eval.elo import EloFit, fit_elo
@@ -73,10 +73,17 @@ class LadderRow:
     """Score against each opponent this player met."""
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "iteration": self.iteration, "selfplay_games": self.selfplay_games,
-                "elo": round(self.elo, 1), "error": round(self.error, 1),
-                "elo_low": round(self.elo - 1.96 * self.error, 1), "elo_high": round(self.elo + 1.96 * self.error, 1),
-                "games": self.games, "scores": {k: round(v, 4) for k, v in self.scores.items()}}
+        return {
+            "name": self.name,
+            "iteration": self.iteration,
+            "selfplay_games": self.selfplay_games,
+            "elo": round(self.elo, 1),
+            "error": round(self.error, 1),
+            "elo_low": round(self.elo - 1.96 * self.error, 1),
+            "elo_high": round(self.elo + 1.96 * self.error, 1),
+            "games": self.games,
+            "scores": {k: round(v, 4) for k, v in self.scores.items()},
+        }
 
 
 @dataclass
@@ -92,18 +99,31 @@ class GauntletResult:
         lines = [f"{'player':<{width}}  {'iter':>6}  {'Elo':>7}  {'95% CI':>15}  {'games':>5}"]
         for r in self.rows:
             it = "" if r.iteration is None else str(r.iteration)
-            ci = "anchor" if r.name == self.fit.anchor else f"{r.elo - 1.96 * r.error:+.0f}..{r.elo + 1.96 * r.error:+.0f}"
+            ci = (
+                "anchor"
+                if r.name == self.fit.anchor
+                else f"{r.elo - 1.96 * r.error:+.0f}..{r.elo + 1.96 * r.error:+.0f}"
+            )
             lines.append(f"{r.name:<{width}}  {it:>6}  {r.elo:>+7.0f}  {ci:>15}  {r.games:>5}")
-        lines.append(f"anchor {self.fit.anchor} = {self.fit.anchor_rating:+.0f}; first-move advantage "
-                     f"{self.fit.first_move_advantage:+.0f} ± {self.fit.first_move_error:.0f} Elo")
+        lines.append(
+            f"anchor {self.fit.anchor} = {self.fit.anchor_rating:+.0f}; first-move advantage "
+            f"{self.fit.first_move_advantage:+.0f} ± {self.fit.first_move_error:.0f} Elo"
+        )
         return "\n".join(lines)
 
 
-def run_gauntlet(arena: Arena, entries: Sequence[CheckpointEntry], load: Callable[[CheckpointEntry], Player],
-                 opponents: Sequence[Player], anchor: str, games: int, neighbours: bool = True,
-                 anchor_rating: float = 0.0,
-                 on_match: Callable[[MatchResult], None] | None = None,
-                 on_game: Callable[[int, MatchGame], None] | None = None) -> GauntletResult:
+def run_gauntlet(
+    arena: Arena,
+    entries: Sequence[CheckpointEntry],
+    load: Callable[[CheckpointEntry], Player],
+    opponents: Sequence[Player],
+    anchor: str,
+    games: int,
+    neighbours: bool = True,
+    anchor_rating: float = 0.0,
+    on_match: Callable[[MatchResult], None] | None = None,
+    on_game: Callable[[int, MatchGame], None] | None = None,
+) -> GauntletResult:
     """Play the gauntlet in ``arena`` and fit the ladder (see the module docstring).
 
     ``load(entry)`` builds the player of a checkpoint (its name must be ``entry.name``).
@@ -111,10 +131,9 @@ def run_gauntlet(arena: Arena, entries: Sequence[CheckpointEntry], load: Callabl
     if not entries:
         raise TammiError("the gauntlet needs at least one checkpoint")
     if anchor not in {o.name for o in opponents}:
-        raise TammiError(f"the anchor {anchor!r} is not among the opponents "
-                         f"({', '.join(o.name for o in opponents)})")
+        raise TammiError(f"the anchor {anchor!r} is not among the opponents ({', '.join(o.name for o in opponents)})")
     players = [load(e) for e in entries]
-    for entry, player in zip(entries, players):
+    for entry, player in zip(entries, players, strict=True):
         player.name = entry.name
     start = len(arena.matches)
     for i, player in enumerate(players):
@@ -135,8 +154,9 @@ def _report(result: MatchResult, on_match: Callable[[MatchResult], None] | None)
         on_match(result)
 
 
-def _row(fit: EloFit, matches: Sequence[MatchResult], name: str, iteration: int | None,
-         selfplay_games: int | None) -> LadderRow:
+def _row(
+    fit: EloFit, matches: Sequence[MatchResult], name: str, iteration: int | None, selfplay_games: int | None
+) -> LadderRow:
     scores: dict[str, float] = {}
     for m in matches:
         if m.player_a == name:
@@ -158,13 +178,15 @@ def write_ladder_csv(rows: Sequence[LadderRow], path: str | Path) -> Path:
         writer.writerow([*LADDER_FIELDS, *(f"score_vs_{o}" for o in opponents)])
         for r in rows:
             d = r.to_dict()
-            writer.writerow([("" if d[k] is None else d[k]) for k in LADDER_FIELDS]
-                            + [d["scores"].get(o, "") for o in opponents])
+            writer.writerow(
+                [("" if d[k] is None else d[k]) for k in LADDER_FIELDS] + [d["scores"].get(o, "") for o in opponents]
+            )
     return path
 
 
 def plot_ladder(result: GauntletResult, path: str | Path, title: str = "") -> Path:
     """PNG: Elo of each checkpoint vs training iteration (95% error bars), anchors as lines."""
+    # Lazy: matplotlib.pyplot takes ~0.4 s to import and only this plot needs it.
     try:
         import matplotlib
     except ImportError:  # a core dependency; only a broken install lands here
@@ -178,14 +200,26 @@ def plot_ladder(result: GauntletResult, path: str | Path, title: str = "") -> Pa
     fixed = [r for r in result.rows if r.iteration is None]
     fig, ax = plt.subplots(figsize=(8, 5))
     try:
-        ax.errorbar([r.iteration for r in ckpts], [r.elo for r in ckpts], yerr=[1.96 * r.error for r in ckpts],
-                    marker="o", capsize=3, label="checkpoints (95% CI)")
+        ax.errorbar(
+            [r.iteration for r in ckpts if r.iteration is not None],  # every one of them (narrows the type)
+            [r.elo for r in ckpts],
+            yerr=[1.96 * r.error for r in ckpts],
+            marker="o",
+            capsize=3,
+            label="checkpoints (95% CI)",
+        )
         for r in fixed:
             style = "-" if r.name == result.fit.anchor else ":"
             ax.axhline(r.elo, linestyle=style, color="grey", linewidth=1)
-            ax.annotate(r.name + (" (anchor)" if r.name == result.fit.anchor else ""), (0, r.elo),
-                        xycoords=("axes fraction", "data"), xytext=(4, 2), textcoords="offset points",
-                        fontsize=8, color="grey")
+            ax.annotate(
+                r.name + (" (anchor)" if r.name == result.fit.anchor else ""),
+                (0, r.elo),
+                xycoords=("axes fraction", "data"),
+                xytext=(4, 2),
+                textcoords="offset points",
+                fontsize=8,
+                color="grey",
+            )
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("training iteration")
         ax.set_ylabel(f"Elo (anchor {result.fit.anchor} = {result.fit.anchor_rating:+.0f})")
@@ -199,5 +233,12 @@ def plot_ladder(result: GauntletResult, path: str | Path, title: str = "") -> Pa
     return path
 
 
-__all__ = ["CheckpointEntry", "GauntletResult", "LadderRow", "plot_ladder", "run_checkpoints", "run_gauntlet",
-           "write_ladder_csv"]
+__all__ = [
+    "CheckpointEntry",
+    "GauntletResult",
+    "LadderRow",
+    "plot_ladder",
+    "run_checkpoints",
+    "run_gauntlet",
+    "write_ladder_csv",
+]

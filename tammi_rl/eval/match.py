@@ -19,21 +19,26 @@ the Elo difference is derived from the score and its interval.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
+from tammi_rl.eval.openings import START, Opening, load_openings
 from tammi_rl.players import Player
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.pdn import game_to_pdn
-from tammi_rl.eval.openings import START, Opening, load_openings
 
 DEFAULT_MAX_PLIES = 300
 
 
-def play_game(rules: Rules, white: Player, black: Player, opening: Opening = START,
-              max_plies: int | None = DEFAULT_MAX_PLIES,
-              on_move: Callable[[Game], None] | None = None) -> Game:
+def play_game(
+    rules: Rules,
+    white: Player,
+    black: Player,
+    opening: Opening = START,
+    max_plies: int | None = DEFAULT_MAX_PLIES,
+    on_move: Callable[[Game], None] | None = None,
+) -> Game:
     """Play one game to its end (or the ply cap, adjudicated by the variant's rule).
 
     ``white``/``black`` are the colours of the pieces; ``opening`` moves are played first.
@@ -68,6 +73,13 @@ class MatchGame:
     def a_score(self) -> float:
         assert self.game.result is not None
         return self.game.result.score(self.a_color)
+
+    def summary(self, index: int) -> str:
+        """One progress line: ``game N: white - black  result  (plies, opening)``."""
+        return (
+            f"game {index + 1}: {self.white} - {self.black}  {self.game.result}  "
+            f"({len(self.game.moves)} plies, opening {self.opening.text})"
+        )
 
 
 @dataclass
@@ -137,9 +149,16 @@ def _game_seed(seed: int | None, index: int, slot: int) -> int | None:
     return None if seed is None else (seed * 1_000_003 + index * 2 + slot) & 0x7FFFFFFF
 
 
-def run_match(rules: Rules, player_a: Player, player_b: Player, games: int,
-              openings: Sequence[Opening] | None = None, max_plies: int | None = DEFAULT_MAX_PLIES,
-              seed: int | None = 0, on_game: Callable[[int, MatchGame], None] | None = None) -> MatchResult:
+def run_match(
+    rules: Rules,
+    player_a: Player,
+    player_b: Player,
+    games: int,
+    openings: Sequence[Opening] | None = None,
+    max_plies: int | None = DEFAULT_MAX_PLIES,
+    seed: int | None = 0,
+    on_game: Callable[[int, MatchGame], None] | None = None,
+) -> MatchResult:
     """Play ``games`` games, colours alternating per opening pair (see the module docstring)."""
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")

@@ -19,6 +19,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from tammi_rl.alphabeta.driver import AlphaBeta, AlphaBetaConfig
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import MoveError, TammiError
 from tammi_rl.rules.notation import format_move, parse_move
@@ -97,17 +98,16 @@ def load_openings(rules: Rules) -> list[Opening]:
 def _lines(rules: Rules, pos: Position, plies: int) -> list[tuple[Move, ...]]:
     if plies == 0:
         return [()]
-    out = []
+    out: list[tuple[Move, ...]] = []
     for move in rules.legal_moves(pos):
-        out.extend((move,) + rest for rest in _lines(rules, rules.play(pos, move), plies - 1))
+        out.extend((move, *rest) for rest in _lines(rules, rules.play(pos, move), plies - 1))
     return out
 
 
-def generate_openings(rules: Rules, plies: int = 3, depth: int = 6, max_abs: int = 25, count: int = 24,
-                      seed: int = 0) -> list[tuple[Opening, int]]:
+def generate_openings(
+    rules: Rules, plies: int = 3, depth: int = 6, max_abs: int = 25, count: int = 24, seed: int = 0
+) -> list[tuple[Opening, int]]:
     """Balanced openings: (opening, score for the side to move after it), chosen as described above."""
-    from tammi_rl.alphabeta.driver import AlphaBeta, AlphaBetaConfig
-
     search = AlphaBeta(rules, AlphaBetaConfig(depth=depth, tt_bits=18))
     lines = _lines(rules, rules.start_position(), plies)
     random.Random(seed).shuffle(lines)

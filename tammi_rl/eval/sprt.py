@@ -24,15 +24,15 @@ rate of one ``elo1`` better.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from tammi_rl.eval.elo import expected_score
 from tammi_rl.eval.match import DEFAULT_MAX_PLIES, run_match
+from tammi_rl.eval.openings import START, Opening, load_openings
 from tammi_rl.players import Player
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.eval.openings import START, Opening, load_openings
 
 
 def check_sprt_parameters(elo0: float, elo1: float, alpha: float, beta: float) -> None:
@@ -46,7 +46,7 @@ def check_sprt_parameters(elo0: float, elo1: float, alpha: float, beta: float) -
 
 def llr(wins: float, draws: float, losses: float, elo0: float, elo1: float) -> float:
     """Generalised-SPRT log-likelihood ratio of H1 over H0 (see the module docstring)."""
-    w, d, l = wins + 0.5, float(draws), losses + 0.5  # regulariser: half a win, half a loss
+    w, d, l = wins + 0.5, float(draws), losses + 0.5  # noqa: E741 (the GSPRT's w, d, l); regulariser: half a win, half a loss
     n = w + d + l
     mean = (w + 0.5 * d) / n
     var = (w + 0.25 * d) / n - mean * mean
@@ -121,14 +121,25 @@ class GateResult:
 
     def summary(self) -> str:
         verdict = {"H1": "accepted", "H0": "rejected"}.get(self.status, "undecided (kept the incumbent)")
-        return (f"gating {verdict}: W/D/L {self.wins}/{self.draws}/{self.losses} score {self.score:.3f}, "
-                f"LLR {self.llr:+.2f} in [{self.bounds[0]:.2f}, {self.bounds[1]:.2f}]")
+        return (
+            f"gating {verdict}: W/D/L {self.wins}/{self.draws}/{self.losses} score {self.score:.3f}, "
+            f"LLR {self.llr:+.2f} in [{self.bounds[0]:.2f}, {self.bounds[1]:.2f}]"
+        )
 
 
-def gate(rules: Rules, candidate: Player, incumbent: Player, elo0: float = 0.0, elo1: float = 30.0,
-         alpha: float = 0.05, beta: float = 0.05, max_games: int = 200,
-         openings: Sequence[Opening] | None = None, max_plies: int | None = DEFAULT_MAX_PLIES,
-         seed: int = 0) -> GateResult:
+def gate(
+    rules: Rules,
+    candidate: Player,
+    incumbent: Player,
+    elo0: float = 0.0,
+    elo1: float = 30.0,
+    alpha: float = 0.05,
+    beta: float = 0.05,
+    max_games: int = 200,
+    openings: Sequence[Opening] | None = None,
+    max_plies: int | None = DEFAULT_MAX_PLIES,
+    seed: int = 0,
+) -> GateResult:
     """Play colour-paired games (one opening per pair, in book order) until the SPRT decides
     or ``max_games`` are played; the candidate replaces the incumbent only on H1."""
     test = SPRT(elo0, elo1, alpha, beta)
@@ -138,8 +149,9 @@ def gate(rules: Rules, candidate: Player, incumbent: Player, elo0: float = 0.0, 
     book = book or [START]
     pair = 0
     while test.games + 2 <= max_games and test.status() == "continue":
-        result = run_match(rules, candidate, incumbent, 2, openings=[book[pair % len(book)]],
-                           max_plies=max_plies, seed=seed + pair)
+        result = run_match(
+            rules, candidate, incumbent, 2, openings=[book[pair % len(book)]], max_plies=max_plies, seed=seed + pair
+        )
         for g in result.games:
             test.add(g.a_score)
         pair += 1
@@ -147,4 +159,4 @@ def gate(rules: Rules, candidate: Player, incumbent: Player, elo0: float = 0.0, 
     return GateResult(status == "H1", status, test.llr(), test.bounds, test.wins, test.draws, test.losses)
 
 
-__all__ = ["GateResult", "SPRT", "check_sprt_parameters", "gate", "llr"]
+__all__ = ["SPRT", "GateResult", "check_sprt_parameters", "gate", "llr"]

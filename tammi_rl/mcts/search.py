@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -48,11 +48,17 @@ class RootState:
     """Occurrences of this position so far, this one included."""
 
     @classmethod
-    def of_game(cls, game: Game) -> "RootState":
+    def of_game(cls, game: Game) -> RootState:
         """The search root of ``game`` now (mid-chain: after the hops played)."""
         c = game.counters()
-        return cls(board=game.position.as_int64(), path=game.chain_path(), no_progress=c.no_progress_plies,
-                   kings_only=c.kings_only_plies, three_kings=c.three_kings_plies, repetition=c.repetitions)
+        return cls(
+            board=game.position.as_int64(),
+            path=game.chain_path(),
+            no_progress=c.no_progress_plies,
+            kings_only=c.kings_only_plies,
+            three_kings=c.three_kings_plies,
+            repetition=c.repetitions,
+        )
 
 
 @dataclass
@@ -92,8 +98,9 @@ def considered_visit_schedule(max_considered: int, simulations: int) -> np.ndarr
 class BatchedSearch:
     """Reusable tree storage and the simulation loop for up to ``max_trees`` roots."""
 
-    def __init__(self, rules: Rules, cfg: MCTSConfig, max_trees: int, max_simulations: int,
-                 edges_per_node: int = 64) -> None:
+    def __init__(
+        self, rules: Rules, cfg: MCTSConfig, max_trees: int, max_simulations: int, edges_per_node: int = 64
+    ) -> None:
         self.rules = rules
         self.cfg = cfg
         self.codec: ActionCodec = codec_for(rules)
@@ -119,8 +126,15 @@ class BatchedSearch:
         self.nn_positions = 0
 
     # --- one search --------------------------------------------------------------------
-    def run(self, roots: list[RootState], evaluator: Evaluator, simulations: int | np.ndarray, explore: bool,
-            rng: np.random.Generator, greedy: np.ndarray | None = None) -> list[MCTSResult]:
+    def run(
+        self,
+        roots: list[RootState],
+        evaluator: Evaluator,
+        simulations: int | np.ndarray,
+        explore: bool,
+        rng: np.random.Generator,
+        greedy: np.ndarray | None = None,
+    ) -> list[MCTSResult]:
         """Search every root; ``simulations`` (one count, or one per root) includes the root's
         own evaluation. ``explore`` adds root noise (Gumbel or Dirichlet); PUCT samples its
         move from the visit counts unless ``greedy[t]``."""
@@ -153,8 +167,19 @@ class BatchedSearch:
         return [self._result(t, root_obs[t], explore and not greedy[t], rng) for t in range(b)]
 
     def _step(self, sim: int, schedules: np.ndarray, evaluator: Evaluator) -> None:
-        tr.select_leaves(self.nodes_i, self.nodes_f, self.edges_i, self.edges_f, self.trees_i, sim, schedules,
-                         self.params, self.tables, self.obs, self.leaf_actions)
+        tr.select_leaves(
+            self.nodes_i,
+            self.nodes_f,
+            self.edges_i,
+            self.edges_f,
+            self.trees_i,
+            sim,
+            schedules,
+            self.params,
+            self.tables,
+            self.obs,
+            self.leaf_actions,
+        )
         need = np.flatnonzero(self.trees_i[:, tr.TI_LEAF_N_ACTIONS] > 0)
         logits = np.zeros((self.max_trees, self.codec.n_actions), np.float32)
         values = np.zeros(self.max_trees, np.float32)
@@ -166,15 +191,17 @@ class BatchedSearch:
             self.nn_positions += len(need)
             logits[need] = out_logits
             values[need] = out_values
-        tr.expand_and_backup(self.nodes_i, self.nodes_f, self.edges_i, self.edges_f, self.trees_i,
-                             self.leaf_actions, logits, values)
+        tr.expand_and_backup(
+            self.nodes_i, self.nodes_f, self.edges_i, self.edges_f, self.trees_i, self.leaf_actions, logits, values
+        )
 
     def _root_edges(self, t: int) -> slice:
         first = int(self.nodes_i[t, 0, tr.NI_FIRST_EDGE])
         return slice(first, first + max(0, int(self.nodes_i[t, 0, tr.NI_N_EDGES])))
 
-    def _prepare_roots(self, b: int, explore: bool, rng: np.random.Generator, schedules: np.ndarray,
-                       sims: np.ndarray) -> None:
+    def _prepare_roots(
+        self, b: int, explore: bool, rng: np.random.Generator, schedules: np.ndarray, sims: np.ndarray
+    ) -> None:
         """Root exploration: Gumbel noise and the considered set, or Dirichlet noise (PUCT)."""
         cfg = self.cfg
         for t in range(b):
@@ -196,7 +223,7 @@ class BatchedSearch:
             g = np.full(ne, tr.NOT_CONSIDERED)
             g[considered] = gumbel[considered]
             self.edges_f[t, sl, tr.EF_GUMBEL] = g
-            schedules[t, :sims[t]] = considered_visit_schedule(m, int(sims[t]))
+            schedules[t, : sims[t]] = considered_visit_schedule(m, int(sims[t]))
 
     def _result(self, t: int, obs: np.ndarray, explore: bool, rng: np.random.Generator) -> MCTSResult:
         cfg = self.cfg
@@ -207,8 +234,9 @@ class BatchedSearch:
         q = np.zeros(ne, np.float64)
         improved = np.zeros(ne, np.float64)
         score = np.zeros(ne, np.float64)
-        tr.root_statistics(self.nodes_i, self.nodes_f, self.edges_i, self.edges_f, t, self.params,
-                           actions, visits, q, improved, score)
+        tr.root_statistics(
+            self.nodes_i, self.nodes_f, self.edges_i, self.edges_f, t, self.params, actions, visits, q, improved, score
+        )
         prior = self.edges_f[t, sl, tr.EF_PRIOR].copy()
         side = int(self.nodes_i[t, 0, tr.NI_BOARD + 4])
         root_visits = int(self.nodes_i[t, 0, tr.NI_VISITS])

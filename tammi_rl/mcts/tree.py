@@ -203,10 +203,7 @@ def _completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, out_q):
             max_visits = max(max_visits, v)
             weighted += edges_f[t, first + e, EF_PRIOR] * _child_q(nodes_i, nodes_f, t, c, side, 0.0)
             prior_visited += edges_f[t, first + e, EF_PRIOR]
-    if prior_visited > 0:
-        v_mix = (net_v + total_visits * weighted / prior_visited) / (1 + total_visits)
-    else:
-        v_mix = net_v
+    v_mix = (net_v + total_visits * weighted / prior_visited) / (1 + total_visits) if prior_visited > 0 else net_v
     lo = 1e9
     hi = -1e9
     for e in range(ne):
@@ -317,8 +314,9 @@ def _encode_leaf(nodes_i, t, node, tables, buf, alive, counters, obs, leaf_actio
     for i in range(3):
         counters[i] = nodes_i[t, node, NI_COUNTERS + i]
     obs[:] = 0.0
-    mw, kw, mb, kb, cur, jumped = tm.chain_view(nodes_i[t, node, NI_BOARD : NI_BOARD + 4], side, hops, buf,
-                                                alive[0], tables)
+    mw, kw, mb, kb, cur, jumped = tm.chain_view(
+        nodes_i[t, node, NI_BOARD : NI_BOARD + 4], side, hops, buf, alive[0], tables
+    )
     ob.encode_planes(mw, kw, mb, kb, cur, jumped, side, counters, tables, obs)
     return tm.legal_hops(buf, alive, n_alive, hops, side, tables, leaf_actions)
 
@@ -365,13 +363,13 @@ def select_leaves(nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, p
         node = 0
         depth = 0
         while nodes_i[t, node, NI_TERMINAL] == 0 and nodes_i[t, node, NI_N_EDGES] >= 0:
-            e = _select_edge(nodes_i, nodes_f, edges_i, edges_f, t, node, depth == 0, schedules[t, sim], params,
-                             scratch_q)
+            e = _select_edge(
+                nodes_i, nodes_f, edges_i, edges_f, t, node, depth == 0, schedules[t, sim], params, scratch_q
+            )
             slot = nodes_i[t, node, NI_FIRST_EDGE] + e
             child = edges_i[t, slot, EI_CHILD]
             if child < 0:
-                child = _make_child(nodes_i, nodes_f, trees_i, t, node, edges_i[t, slot, EI_ACTION], tables, buf,
-                                    alive)
+                child = _make_child(nodes_i, nodes_f, trees_i, t, node, edges_i[t, slot, EI_ACTION], tables, buf, alive)
                 edges_i[t, slot, EI_CHILD] = child
                 node = child
                 break
@@ -381,8 +379,9 @@ def select_leaves(nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, p
         if nodes_i[t, node, NI_TERMINAL] == 1:
             continue
         counters[3] = trees_i[t, TI_REPETITION] if node == 0 else 1
-        trees_i[t, TI_LEAF_N_ACTIONS] = _encode_leaf(nodes_i, t, node, tables, buf, alive, counters, obs[t],
-                                                     leaf_actions[t])
+        trees_i[t, TI_LEAF_N_ACTIONS] = _encode_leaf(
+            nodes_i, t, node, tables, buf, alive, counters, obs[t], leaf_actions[t]
+        )
 
 
 @njit(cache=True)
@@ -433,8 +432,9 @@ def expand_and_backup(nodes_i, nodes_f, edges_i, edges_f, trees_i, leaf_actions,
 
 
 @njit(cache=True)
-def root_statistics(nodes_i, nodes_f, edges_i, edges_f, t, params, out_actions, out_visits, out_q, out_improved,
-                    out_score):
+def root_statistics(
+    nodes_i, nodes_f, edges_i, edges_f, t, params, out_actions, out_visits, out_q, out_improved, out_score
+):
     """Per root edge of tree ``t``: action, visits, completed Q (rescaled), improved policy,
     Gumbel score. Returns the number of root edges.
 

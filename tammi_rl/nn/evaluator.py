@@ -25,4 +25,3 @@ def model_evaluator(model: torch.nn.Module, device: torch.device) -> Evaluator:
             return logits.float().cpu().numpy(), wdl_to_value(wdl).float().cpu().numpy()
 
     return evaluate
-

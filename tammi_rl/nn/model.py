@@ -16,10 +16,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from tammi_rl.rules.actions import ActionCodec
-from tammi_rl.env.observation import N_PLANES
-from tammi_rl.rules.engine import Rules
 from tammi_rl.config import NetworkConfig
+from tammi_rl.env.observation import N_PLANES
+from tammi_rl.rules.actions import ActionCodec
+from tammi_rl.rules.engine import Rules
 
 
 class ResidualBlock(nn.Module):
@@ -39,8 +39,9 @@ class ResidualBlock(nn.Module):
 class PolicyValueNet(nn.Module):
     """Residual tower with a convolutional policy head and a WDL value head."""
 
-    def __init__(self, board_size: int, cells: list[int], max_distance: int, cfg: NetworkConfig,
-                 in_planes: int = N_PLANES) -> None:
+    def __init__(
+        self, board_size: int, cells: list[int], max_distance: int, cfg: NetworkConfig, in_planes: int = N_PLANES
+    ) -> None:
         super().__init__()
         self.board_size = board_size
         self.max_distance = max_distance

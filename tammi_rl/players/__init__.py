@@ -31,7 +31,7 @@ from tammi_rl.rules.engine import Rules
 
 
 def _make_mcts(rules: Rules, options: dict[str, str], spec: str) -> Player:
-    from tammi_rl.players.mcts import make_mcts_player  # torch is imported only when asked for
+    from tammi_rl.players.mcts import make_mcts_player  # lazy: imports torch, only when an mcts player is made
 
     return make_mcts_player(rules, options, spec)
 
@@ -43,9 +43,9 @@ register_player_kind("ab", make_alphabeta_player)
 register_player_kind("mcts", _make_mcts)
 
 __all__ = [
+    "PLAYER_KINDS",
     "AlphaBetaPlayer",
     "HumanPlayer",
-    "PLAYER_KINDS",
     "Player",
     "PlayerQuit",
     "PlayerSpec",

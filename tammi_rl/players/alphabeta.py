@@ -14,8 +14,9 @@ from tammi_rl.rules.position import Move
 class AlphaBetaPlayer:
     """The alpha-beta baseline (`tammi_rl.alphabeta`); ``last`` holds the last `AlphaBetaResult`."""
 
-    def __init__(self, rules: Rules, config: AlphaBetaConfig | None = None, seed: int | None = None,
-                 name: str | None = None) -> None:
+    def __init__(
+        self, rules: Rules, config: AlphaBetaConfig | None = None, seed: int | None = None, name: str | None = None
+    ) -> None:
         self.config = config or AlphaBetaConfig()
         self.search = AlphaBeta(rules, self.config, seed=seed)
         self.seed = seed

@@ -30,9 +30,16 @@ from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint, load_mod
 class MCTSPlayer:
     """Chooses moves by batched MCTS (one tree) guided by a policy-value network."""
 
-    def __init__(self, rules: Rules, model: torch.nn.Module, simulations: int = 64,
-                 device: torch.device | str = "cpu", mcts: MCTSConfig | None = None, name: str | None = None,
-                 seed: int | None = None) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        model: torch.nn.Module,
+        simulations: int = 64,
+        device: torch.device | str = "cpu",
+        mcts: MCTSConfig | None = None,
+        name: str | None = None,
+        seed: int | None = None,
+    ) -> None:
         self.rules = rules
         self.device = torch.device(device)
         self.model = model.to(self.device).eval()
@@ -51,8 +58,10 @@ class MCTSPlayer:
 
     def analyse(self, game: Game) -> MCTSResult:
         """Search the current state (mid-chain: after the hops played) without playing anything."""
-        return self.search.run([RootState.of_game(game)], self.evaluate, self.simulations, explore=False,
-                               rng=self.rng)[0]
+        results = self.search.run(
+            [RootState.of_game(game)], self.evaluate, self.simulations, explore=False, rng=self.rng
+        )
+        return results[0]
 
     def choose(self, game: Game) -> Move:
         """Search each hop of the turn on a copy of ``game``; return the whole move."""
@@ -73,8 +82,14 @@ class MCTSPlayer:
                 return move
 
 
-def load_agent(rules: Rules, checkpoint: str, simulations: int = 64, device: str = "auto",
-               algorithm: str | None = None, name: str | None = None) -> MCTSPlayer:
+def load_agent(
+    rules: Rules,
+    checkpoint: str,
+    simulations: int = 64,
+    device: str = "auto",
+    algorithm: str | None = None,
+    name: str | None = None,
+) -> MCTSPlayer:
     """An `MCTSPlayer` with the network of a checkpoint file or run directory."""
     path = Path(checkpoint)
     if path.is_dir():
@@ -102,6 +117,4 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
     algorithm = options.get("algorithm")
     if algorithm not in (None, "gumbel", "puct"):
         raise PlayerSpecError(f"player spec {spec!r}: algorithm must be gumbel or puct, got {algorithm!r}")
-    return load_agent(rules, options["checkpoint"], sims, options.get("device", "auto"), algorithm,
-                      options.get("name"))
-
+    return load_agent(rules, options["checkpoint"], sims, options.get("device", "auto"), algorithm, options.get("name"))

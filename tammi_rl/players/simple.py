@@ -39,8 +39,7 @@ class HumanPlayer:
     and the legal moves, and asked again.
     """
 
-    def __init__(self, input_stream: TextIO | None = None, output: TextIO | None = None,
-                 name: str = "human") -> None:
+    def __init__(self, input_stream: TextIO | None = None, output: TextIO | None = None, name: str = "human") -> None:
         self.input = input_stream
         self.output = output
         self.name = name

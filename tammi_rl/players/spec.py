@@ -9,8 +9,8 @@ option readers, so every kind reports a bad option the same way (naming the spec
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from tammi_rl.players.base import Player
 from tammi_rl.rules.engine import Rules
@@ -29,7 +29,7 @@ class PlayerSpec:
     options: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, text: str) -> "PlayerSpec":
+    def parse(cls, text: str) -> PlayerSpec:
         """Split ``KIND:key=value,...`` (kind and keys lower-cased); the kind is not checked here."""
         body = text.strip()
         if not body:
@@ -57,25 +57,33 @@ def register_player_kind(kind: str, factory: PlayerFactory) -> None:
     PLAYER_KINDS[kind.lower()] = factory
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""Whole-number options end up in compiled code as int64: `int_option` keeps them in range."""
+MAX_SECONDS = 1e9
+"""Largest time option `float_option` accepts (the search turns seconds into node budgets)."""
+
+
 def int_option(spec: str, key: str, value: str, lo: int | None = None) -> int:
-    """Option ``key`` of ``spec`` as a whole number (at least ``lo`` when given)."""
+    """Option ``key`` of ``spec`` as a whole number (at least ``lo`` when given; 64-bit)."""
     try:
         number = int(value)
     except ValueError:
         raise PlayerSpecError(f"player spec {spec!r}: {key} must be a whole number, got {value!r}") from None
     if lo is not None and number < lo:
         raise PlayerSpecError(f"player spec {spec!r}: {key} must be >= {lo}, got {number}")
+    if not INT64_MIN <= number <= INT64_MAX:
+        raise PlayerSpecError(f"player spec {spec!r}: {key} must fit in 64 bits, got {value!r}")
     return number
 
 
 def float_option(spec: str, key: str, value: str) -> float:
-    """Option ``key`` of ``spec`` as a positive number of seconds."""
+    """Option ``key`` of ``spec`` as a positive number of seconds (at most `MAX_SECONDS`)."""
     try:
         number = float(value)
     except ValueError:
         raise PlayerSpecError(f"player spec {spec!r}: {key} must be a number of seconds, got {value!r}") from None
-    if not number > 0:
-        raise PlayerSpecError(f"player spec {spec!r}: {key} must be > 0, got {value!r}")
+    if not 0 < number <= MAX_SECONDS:  # also rejects nan and inf
+        raise PlayerSpecError(f"player spec {spec!r}: {key} must be > 0 and <= {MAX_SECONDS:g}, got {value!r}")
     return number
 
 

@@ -32,6 +32,7 @@ Index
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,7 +82,7 @@ class ActionCodec:
     """int64 [2, n_actions]: internal landing square of each action, per side (-1 off the board)."""
 
     @classmethod
-    def for_rules(cls, rules: Rules) -> "ActionCodec":
+    def for_rules(cls, rules: Rules) -> ActionCodec:
         g = rules.geometry
         nsq = g.n_squares
         maxd = g.size - 1 if rules.variant.king_range == "flying" else 2
@@ -129,7 +130,7 @@ class ActionCodec:
 
     def move_actions(self, side: int, move: Move) -> list[int]:
         """The hops of a whole move, in order."""
-        return [self.hop(side, a, b) for a, b in zip(move.path, move.path[1:])]
+        return [self.hop(side, a, b) for a, b in itertools.pairwise(move.path)]
 
     # --- text ------------------------------------------------------------------
     def direction_name(self, direction: int) -> str:

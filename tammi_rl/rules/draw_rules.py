@@ -54,10 +54,14 @@ N_DP = 8
 
 ONGOING = -1
 DRAWN = 2
-# Indices into REASONS, written out as numba constants; the assert keeps them honest.
-R_NO_MOVES, R_REPETITION, R_KINGS_ONLY, R_THREE_KINGS, R_NO_PROGRESS, R_KING_VS_MAN, R_ADJUDICATION = 0, 1, 2, 3, 4, 5, 6
-assert REASONS[:7] == ("no_moves", "repetition", "kings_only", "three_kings_vs_one", "no_progress",
-                       "king_vs_lone_man", "adjudication"), "draw_rules.R_* no longer match results.REASONS"
+# Indices into REASONS (numba freezes these ints into the compiled code).
+R_NO_MOVES = REASONS.index("no_moves")
+R_REPETITION = REASONS.index("repetition")
+R_KINGS_ONLY = REASONS.index("kings_only")
+R_THREE_KINGS = REASONS.index("three_kings_vs_one")
+R_NO_PROGRESS = REASONS.index("no_progress")
+R_KING_VS_MAN = REASONS.index("king_vs_lone_man")
+R_ADJUDICATION = REASONS.index("adjudication")
 
 # counters vector: the three ply counters (no progress, kings only, three kings)
 C_NO_PROGRESS = 0
@@ -168,8 +172,13 @@ def record_position(history, n_history, board, side, irreversible):
         n_history = 0
     count = 1
     for i in range(n_history):
-        if (history[i, 4] == side and history[i, 0] == board[0] and history[i, 1] == board[1]
-                and history[i, 2] == board[2] and history[i, 3] == board[3]):
+        if (
+            history[i, 4] == side
+            and history[i, 0] == board[0]
+            and history[i, 1] == board[1]
+            and history[i, 2] == board[2]
+            and history[i, 3] == board[3]
+        ):
             count += 1
     history[n_history, 0] = board[0]
     history[n_history, 1] = board[1]

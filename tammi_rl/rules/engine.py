@@ -1,10 +1,10 @@
 """`Rules`: one variant's engine, the Python face of the compiled core.
 
-    rules = Rules.for_variant("russian")
-    pos = rules.start_position()
-    moves = rules.legal_moves(pos)
-    pos = rules.play(pos, moves[0])
-    rules.perft(pos, 6)
+rules = Rules.for_variant("russian")
+pos = rules.start_position()
+moves = rules.legal_moves(pos)
+pos = rules.play(pos, moves[0])
+rules.perft(pos, 6)
 """
 
 from __future__ import annotations
@@ -71,12 +71,12 @@ class Rules:
         self._buf = np.zeros((mg.MAX_MOVES, mg.N_FIELDS), dtype=np.int64)
 
     @staticmethod
-    @functools.lru_cache(maxsize=None)
-    def _cached(name: str) -> "Rules":
+    @functools.cache
+    def _cached(name: str) -> Rules:
         return Rules(load_variant(name))
 
     @classmethod
-    def for_variant(cls, variant: str | Path | Variant) -> "Rules":
+    def for_variant(cls, variant: str | Path | Variant) -> Rules:
         """The engine of a shipped variant name, a variant file path, or a `Variant`."""
         if isinstance(variant, Variant):
             return cls(variant)

@@ -113,8 +113,13 @@ class Game:
         """The draw counters of the current position, for observations and display."""
         s = self._state
         c = s[tm.S_COUNTERS : tm.S_COUNTERS + 4].tolist()
-        return DrawCounters(plies=int(s[tm.S_PLIES]), no_progress_plies=c[0], kings_only_plies=c[1],
-                            three_kings_plies=c[2], repetitions=c[3])
+        return DrawCounters(
+            plies=int(s[tm.S_PLIES]),
+            no_progress_plies=c[0],
+            kings_only_plies=c[1],
+            three_kings_plies=c[2],
+            repetitions=c[3],
+        )
 
     def reversible_history(self) -> list[Position]:
         """The positions before the current one back to the last irreversible move: the
@@ -131,8 +136,10 @@ class Game:
         if not isinstance(move, Move):
             raise MoveError(f"expected a Move, got {type(move).__name__}: {move!r}")
         if self._state[tm.S_HOPS] != 0:
-            raise MoveError(f"a capture chain is in progress ({self._describe_path(self.chain_path())}); "
-                            "finish it hop by hop with play_hop")
+            raise MoveError(
+                f"a capture chain is in progress ({self._describe_path(self.chain_path())}); "
+                "finish it hop by hop with play_hop"
+            )
         legal = self._moves_here()
         try:
             row = legal.index(move)
@@ -239,7 +246,7 @@ class Game:
         except (IndexError, TypeError):
             return repr(move)
 
-    def copy(self) -> "Game":
+    def copy(self) -> Game:
         """An independent copy (positions and moves are immutable and shared)."""
         new = Game.__new__(Game)
         new.__dict__.update(self.__dict__)
@@ -255,4 +262,4 @@ class Game:
         return f"Game({self.rules.variant.name}, {len(self.moves)} plies, {state})"
 
 
-__all__ = ["DrawCounters", "Game", "GameResult", "REASONS", "board_position", "row_move"]
+__all__ = ["REASONS", "DrawCounters", "Game", "GameResult", "board_position", "row_move"]

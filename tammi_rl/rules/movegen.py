@@ -258,8 +258,18 @@ def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params,
         d = out[D_AT, level] + 1
         while d < 4:
             if (dirs >> d) & 1 and not (no_180 and out[LAST_DIR, level] >= 0 and d == _opposite(out[LAST_DIR, level])):
-                victim, first, last = _victim_and_landings(s, d, out[KING, level] == 1, color, opp_men, opp_kings,
-                                                           out[OCC, level], out[CAPTURED, level], rays, params)
+                victim, first, last = _victim_and_landings(
+                    s,
+                    d,
+                    out[KING, level] == 1,
+                    color,
+                    opp_men,
+                    opp_kings,
+                    out[OCC, level],
+                    out[CAPTURED, level],
+                    rays,
+                    params,
+                )
                 if victim >= 0 and last >= first:
                     break
             d += 1
@@ -275,8 +285,18 @@ def _captures_from(start, is_king, color, opp_men, opp_kings, occ, rays, params,
                 vbit = _bit(victim)
                 nocc = out[OCC, level] & ~vbit if immediate else out[OCC, level]
                 for k in range(first, last + 1):
-                    if _can_capture(rays[s, d, k], True, color, d, opp_men, opp_kings, nocc,
-                                    out[CAPTURED, level] | vbit, rays, params):
+                    if _can_capture(
+                        rays[s, d, k],
+                        True,
+                        color,
+                        d,
+                        opp_men,
+                        opp_kings,
+                        nocc,
+                        out[CAPTURED, level] | vbit,
+                        rays,
+                        params,
+                    ):
                         out[CONT, level] |= _ONE << k
             continue
         # All directions done: a chain that cannot go on ends here.
@@ -485,8 +505,9 @@ def has_quiet_move(men_w, kings_w, men_b, kings_b, side, rays, params):
 @njit(cache=True, _nrt=False)
 def apply_move(men_w, kings_w, men_b, kings_b, side, out, i):
     """The four bitboards after ``side`` plays move row ``i`` of ``out``."""
-    return apply_fields(men_w, kings_w, men_b, kings_b, side, out[i, F_FROM], out[i, F_TO], out[i, F_CAPTURED],
-                        out[i, F_PROMOTES])
+    return apply_fields(
+        men_w, kings_w, men_b, kings_b, side, out[i, F_FROM], out[i, F_TO], out[i, F_CAPTURED], out[i, F_PROMOTES]
+    )
 
 
 @njit(cache=True, inline="always")
@@ -550,8 +571,9 @@ def _perft(men_w, kings_w, men_b, kings_b, side, depth, rays, params, buf):
     return total
 
 
-def perft(men_w: int, kings_w: int, men_b: int, kings_b: int, side: int, depth: int,
-          rays: np.ndarray, params: np.ndarray) -> int:
+def perft(
+    men_w: int, kings_w: int, men_b: int, kings_b: int, side: int, depth: int, rays: np.ndarray, params: np.ndarray
+) -> int:
     """Number of leaf positions ``depth`` plies (whole moves) below a position."""
     if depth <= 0:
         return 1

@@ -10,6 +10,7 @@ one legal move fits.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ _SEPARATORS = re.compile(r"\s*[-x:]\s*", re.IGNORECASE)
 _SQUARE_TEXT = re.compile(r"[a-z]\d{1,2}|\d{1,3}")
 
 
-def format_move(rules: "Rules", move: Move) -> str:
+def format_move(rules: Rules, move: Move) -> str:
     """The text of ``move`` in the variant's notation (full path for captures)."""
     names = [rules.square_name(sq) for sq in move.path]
     if rules.variant.notation == "algebraic":
@@ -31,36 +32,32 @@ def format_move(rules: "Rules", move: Move) -> str:
     return ("x" if move.is_capture else "-").join(names)
 
 
-def format_moves(rules: "Rules", moves: list[Move]) -> str:
+def format_moves(rules: Rules, moves: list[Move]) -> str:
     """Moves as a comma-separated list, for error messages and listings."""
     return ", ".join(format_move(rules, m) for m in moves) or "(none)"
 
 
-def _describe(rules: "Rules", move: Move) -> str:
+def _describe(rules: Rules, move: Move) -> str:
     """Full-path text, plus the captured squares when the path alone does not say them."""
     caps = ",".join(rules.square_name(sq) for sq in move.captures)
     return f"{format_move(rules, move)} (captures {caps})" if caps else format_move(rules, move)
 
 
-def split_move_text(rules: "Rules", text: str) -> list[int]:
+def split_move_text(rules: Rules, text: str) -> list[int]:
     """The squares named in a move text, as internal indices; `MoveError` if malformed."""
     body = text.strip()
     if not body:
         raise MoveError("empty move text; write a move like " + _example(rules))
     parts = _SEPARATORS.split(body)
     if len(parts) < 2:
-        raise MoveError(
-            f"move {text!r}: expected squares joined by '-', 'x' or ':', like {_example(rules)}"
-        )
+        raise MoveError(f"move {text!r}: expected squares joined by '-', 'x' or ':', like {_example(rules)}")
     squares = []
     for part in parts:
         if not part:
             raise MoveError(f"move {text!r}: empty square between separators")
         if not _SQUARE_TEXT.fullmatch(part.lower()):
             names = ", ".join(rules.geometry.names[:3])
-            raise MoveError(
-                f"move {text!r}: {part!r} is not a square name (squares here are named like {names}, ...)"
-            )
+            raise MoveError(f"move {text!r}: {part!r} is not a square name (squares here are named like {names}, ...)")
         try:
             squares.append(rules.square(part))
         except FenError as exc:
@@ -68,7 +65,7 @@ def split_move_text(rules: "Rules", text: str) -> list[int]:
     return squares
 
 
-def _example(rules: "Rules") -> str:
+def _example(rules: Rules) -> str:
     return "c3-d4 or c3:e5" if rules.variant.notation == "algebraic" else "22-18 or 22x15"
 
 
@@ -86,7 +83,7 @@ def _fits(move: Move, squares: list[int]) -> bool:
     return True
 
 
-def _route_captures(rules: "Rules", position: Position, squares: list[int]) -> frozenset[int] | None:
+def _route_captures(rules: Rules, position: Position, squares: list[int]) -> frozenset[int] | None:
     """The pieces a full capture route would jump, or None if it is not one.
 
     Each hop must run along one line and pass exactly one enemy piece, and no piece may
@@ -96,7 +93,7 @@ def _route_captures(rules: "Rules", position: Position, squares: list[int]) -> f
     enemy = position.pieces(1 - position.side)
     rays = rules.geometry.rays
     jumped: set[int] = set()
-    for a, b in zip(squares, squares[1:]):
+    for a, b in itertools.pairwise(squares):
         hits = [(d, k) for d in range(rays.shape[1]) for k in range(rays.shape[2]) if rays[a, d, k] == b]
         if not hits:
             return None
@@ -108,7 +105,7 @@ def _route_captures(rules: "Rules", position: Position, squares: list[int]) -> f
     return frozenset(jumped)
 
 
-def matching_moves(rules: "Rules", position: Position, text: str) -> list[Move]:
+def matching_moves(rules: Rules, position: Position, text: str) -> list[Move]:
     """Every legal move the text fits.
 
     An exact full-path match wins; then paths the text is a start-to-end subsequence
@@ -123,14 +120,10 @@ def matching_moves(rules: "Rules", position: Position, text: str) -> list[Move]:
     route = _route_captures(rules, position, squares)
     if route is None:
         return []
-    return [
-        m
-        for m in legal
-        if m.start == squares[0] and m.end == squares[-1] and frozenset(m.captures) == route
-    ]
+    return [m for m in legal if m.start == squares[0] and m.end == squares[-1] and frozenset(m.captures) == route]
 
 
-def parse_move(rules: "Rules", position: Position, text: str) -> Move:
+def parse_move(rules: Rules, position: Position, text: str) -> Move:
     """The one legal move in ``position`` that ``text`` names; `MoveError` says why not."""
     candidates = matching_moves(rules, position, text)
     if len(candidates) == 1:
@@ -138,15 +131,12 @@ def parse_move(rules: "Rules", position: Position, text: str) -> Move:
     if not candidates:
         legal = rules.legal_moves(position)
         side = COLOR_NAMES[position.side]
-        raise MoveError(
-            f"illegal move {text.strip()!r} for {side}; legal moves: {format_moves(rules, legal)}"
-        )
+        raise MoveError(f"illegal move {text.strip()!r} for {side}; legal moves: {format_moves(rules, legal)}")
     listed = "; ".join(_describe(rules, m) for m in candidates)
     paths = {m.path for m in candidates}
     hint = (
         "give the full path of squares to choose one"
         if len(paths) == len(candidates)
-        else "these moves share a path and differ only in what they capture; "
-        "choose by index from legal_moves()"
+        else "these moves share a path and differ only in what they capture; choose by index from legal_moves()"
     )
     raise MoveError(f"ambiguous move {text.strip()!r} fits {len(candidates)} legal moves: {listed}; {hint}")

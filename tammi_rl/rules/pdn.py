@@ -14,8 +14,8 @@ is a game that was legal.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import MoveError, PdnError, TammiError
@@ -108,8 +108,8 @@ def game_to_pdn(
         header["FEN"] = rules.fen(start)
     header.update(tags)
     lines = [f"[{name} {_quote(value)}]" for name, value in header.items()]
-    body = movetext(rules, moves, start).split() + [result]
-    return "\n".join(lines + [""] + _wrap(body)) + "\n"
+    body = [*movetext(rules, moves, start).split(), result]
+    return "\n".join([*lines, "", *_wrap(body)]) + "\n"
 
 
 def games_to_pdn(rules: Rules, games: list[PdnGame]) -> str:
@@ -142,7 +142,7 @@ def _tokens(text: str) -> Iterator[_Token]:
         elif c == "{":
             end = text.find("}", i)
             if end < 0:
-                raise PdnError(f"unclosed comment '{{' at offset {i}: {text[i:i + 30]!r}")
+                raise PdnError(f"unclosed comment '{{' at offset {i}: {text[i : i + 30]!r}")
             i = end + 1
         elif c == ";" or (c == "%" and (i == 0 or text[i - 1] == "\n")):
             end = text.find("\n", i)
@@ -162,7 +162,7 @@ def _tokens(text: str) -> Iterator[_Token]:
             m = _TAG.match(text, i)
             if not m:
                 line = text[i:].split("\n", 1)[0]
-                raise PdnError(f"malformed tag {line!r}: expected [Name \"value\"]")
+                raise PdnError(f'malformed tag {line!r}: expected [Name "value"]')
             value = re.sub(r"\\(.)", r"\1", m.group(2))
             yield _Token("tag", m.group(1), value)
             i = m.end()
@@ -183,7 +183,7 @@ def _word_tokens(word: str) -> Iterator[_Token]:
         return
     m = _NUMBER.match(word)
     if m:
-        word = word[m.end():]
+        word = word[m.end() :]
     if not word or _NAG.fullmatch(word):
         return
     move = word.rstrip("!?")
@@ -197,7 +197,7 @@ def _rules_for(tags: dict[str, str], index: int) -> Rules:
     if raw is None:
         raise PdnError(
             f"game {index}: no GameType tag, so the variant is unknown; "
-            "add one (e.g. [GameType \"25\"] for Russian) or pass rules="
+            'add one (e.g. [GameType "25"] for Russian) or pass rules='
         )
     number = raw.split(",", 1)[0].strip()
     by_number = {load_variant(name).pdn_gametype: name for name in available_variants()}
@@ -240,7 +240,8 @@ def _replay(tokens: list[_Token], index: int, rules: Rules | None) -> PdnGame:
     except TammiError as exc:
         raise PdnError(f"game {index}: bad FEN tag: {exc}") from None
     first = rules.start_position().side
-    pos, moves, result = start, [], tags.get("Result", "*")
+    pos, result = start, tags.get("Result", "*")
+    moves: list[Move] = []
     for tok in tokens:
         if tok.kind == "result":
             result = tok.text

@@ -105,12 +105,16 @@ def _tables(rules: Rules, max_plies: int | None) -> np.ndarray:
         offsets.append(pos)
         pos += p.size
     t = np.zeros(pos, dtype=np.int64)
-    t[X_NSQ], t[X_SIZE], t[X_RAYLEN], t[X_NACT] = rules.rays.shape[0], rules.geometry.size, rules.rays.shape[2], \
-        codec.n_actions
+    t[X_NSQ], t[X_SIZE], t[X_RAYLEN], t[X_NACT] = (
+        rules.rays.shape[0],
+        rules.geometry.size,
+        rules.rays.shape[2],
+        codec.n_actions,
+    )
     t[X_LIMITS : X_LIMITS + 4] = counter_limits(rules)
     t[X_NPARAMS] = rules.params.size
     t[X_PARAMS], t[X_RAYS], t[X_HOP], t[X_CELL_ROW], t[X_CELL_COL], t[X_DRAW] = offsets
-    for off, p in zip(offsets, parts):
+    for off, p in zip(offsets, parts, strict=True):
         t[off : off + p.size] = p.ravel()
     t.setflags(write=False)
     return t
@@ -124,8 +128,11 @@ def build_tables(rules: Rules, max_plies: int | None) -> np.ndarray:
 
 def new_state(history_rows: int = 64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fresh (state, buf, history) arrays for one game."""
-    return (np.zeros(N_STATE, dtype=np.int64), np.zeros((mg.MAX_MOVES, mg.N_FIELDS), dtype=np.int64),
-            np.zeros((max(2, history_rows), 5), dtype=np.int64))
+    return (
+        np.zeros(N_STATE, dtype=np.int64),
+        np.zeros((mg.MAX_MOVES, mg.N_FIELDS), dtype=np.int64),
+        np.zeros((max(2, history_rows), 5), dtype=np.int64),
+    )
 
 
 # --- table views ---------------------------------------------------------------------
@@ -290,8 +297,15 @@ def chain_view(board, side, hops, buf, row, tables):
 # --- a whole game in one state vector (env, Game) -------------------------------------
 @njit(cache=True, _nrt=False)
 def _decide(state, tables, n_moves):
-    winner, reason = dr.decide(state[0:4], state[S_SIDE], n_moves, state[S_COUNTERS : S_COUNTERS + 3],
-                               state[S_COUNTERS + 3], state[S_PLIES], draw_params_of(tables))
+    winner, reason = dr.decide(
+        state[0:4],
+        state[S_SIDE],
+        n_moves,
+        state[S_COUNTERS : S_COUNTERS + 3],
+        state[S_COUNTERS + 3],
+        state[S_PLIES],
+        draw_params_of(tables),
+    )
     state[S_WINNER] = winner
     state[S_REASON] = reason
     state[S_DONE] = 0 if winner == dr.ONGOING else 1
@@ -382,8 +396,9 @@ def state_legal_hops(state, buf, tables, out):
     """The distinct legal hops now into ``out`` (none once the game is over); return their count."""
     if state[S_DONE] != 0:
         return 0
-    return legal_hops(buf, state[S_ALIVE : S_ALIVE + mg.MAX_MOVES], state[S_ALIVE_N], state[S_HOPS],
-                      state[S_SIDE], tables, out)
+    return legal_hops(
+        buf, state[S_ALIVE : S_ALIVE + mg.MAX_MOVES], state[S_ALIVE_N], state[S_HOPS], state[S_SIDE], tables, out
+    )
 
 
 @njit(cache=True, _nrt=False)

@@ -7,7 +7,7 @@ values when something is wrong. The key reference lives in ``envs/README.md``.
 
 from __future__ import annotations
 
-import tomllib
+import sys
 from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
@@ -15,14 +15,21 @@ from typing import Any
 
 from tammi_rl.rules.errors import VariantError
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, as the tomli package
+    import tomli as tomllib
+
 
 def _data_dir(package: str) -> Path:
     """The folder of a data-only package (pyproject.toml maps them onto root folders)."""
     try:
         return Path(str(resources.files(package)))
     except ModuleNotFoundError:
-        raise ImportError(f"{package} is missing: an editable install made before it existed"
-                          " (run `pip install -e .` again) or a broken build") from None
+        raise ImportError(
+            f"{package} is missing: an editable install made before it existed"
+            " (run `pip install -e .` again) or a broken build"
+        ) from None
 
 
 ENVS_DIR = _data_dir("tammi_rl.envs")

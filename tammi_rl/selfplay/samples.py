@@ -32,12 +32,12 @@ class SampleBatch:
     def __len__(self) -> int:
         return int(self.obs.shape[0])
 
-    def select(self, rows: np.ndarray | slice) -> "SampleBatch":
+    def select(self, rows: np.ndarray | slice) -> SampleBatch:
         """The samples at ``rows`` (an index array or a slice)."""
         return SampleBatch(self.obs[rows], self.legal[rows], self.policy[rows], self.outcome[rows], self.value[rows])
 
     @staticmethod
-    def empty(obs_shape: tuple[int, ...]) -> "SampleBatch":
+    def empty(obs_shape: tuple[int, ...]) -> SampleBatch:
         return SampleBatch(
             np.zeros((0, *obs_shape), np.float32),
             np.zeros((0, MAX_LEGAL), np.int32),
@@ -47,7 +47,7 @@ class SampleBatch:
         )
 
     @staticmethod
-    def concat(batches: list["SampleBatch"]) -> "SampleBatch":
+    def concat(batches: list[SampleBatch]) -> SampleBatch:
         return SampleBatch(
             np.concatenate([b.obs for b in batches]),
             np.concatenate([b.legal for b in batches]),

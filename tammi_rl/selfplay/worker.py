@@ -19,19 +19,23 @@ In-progress games are part of `state_dict`, so a resumed run continues them exac
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import torch
 
+from tammi_rl.config import Config
 from tammi_rl.mcts.search import BatchedSearch, RootState
 from tammi_rl.nn.evaluator import model_evaluator
-from tammi_rl.nn.model import build_model, wdl_to_value
+from tammi_rl.nn.model import build_model
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
+from tammi_rl.rules.position import Move, Position
+from tammi_rl.rules.results import GameResult
 from tammi_rl.selfplay.samples import DRAW, LOSS, MAX_LEGAL, WIN, SampleBatch, sparse_policy
-from tammi_rl.config import Config
 
 
 @dataclass
@@ -44,10 +48,22 @@ class _Slot:
     would_resign: int | None = None
 
 
+class GameRecord(Protocol):
+    """What a self-play result keeps of a finished game: a `Game`, or a distributed backend's
+    copy of one without its `Rules` (what the trainer needs for PDN)."""
+
+    @property
+    def moves(self) -> list[Move]: ...
+    @property
+    def positions(self) -> list[Position]: ...
+    @property
+    def result(self) -> GameResult | None: ...
+
+
 @dataclass
 class SelfPlayResult:
     samples: SampleBatch
-    games: list[Game]
+    games: list[GameRecord]
     stats: dict[str, float]
 
 
@@ -104,16 +120,22 @@ class SelfPlayWorker:
             move = next((m for m in game.legal_moves() if m.path == path), None)
             if move is None:
                 names = "-".join(self.rules.square_name(s) for s in path)
-                raise ValueError(f"saved self-play game {index}: move {ply + 1} ({names}) is not legal in "
-                                 f"{self.rules.fen(game.position)}; was the variant changed since the checkpoint?")
+                raise ValueError(
+                    f"saved self-play game {index}: move {ply + 1} ({names}) is not legal in "
+                    f"{self.rules.fen(game.position)}; was the variant changed since the checkpoint?"
+                )
             game.play(move)
         prefix = [int(s) for s in state["prefix"]]
-        for frm, to in zip(prefix, prefix[1:]):  # the hops of an unfinished capture chain
+        for frm, to in itertools.pairwise(prefix):  # the hops of an unfinished capture chain
             game.play_hop(self.codec.hop(game.side, frm, to))
         # Checkpoints written before search values were kept: NaN, read as the outcome in `_collect`.
         values = state.get("values", np.full(len(state["sides"]), np.nan, np.float32))
-        records = [(o, lg, p, int(side), float(v)) for o, lg, p, side, v in
-                   zip(state["obs"], state["legal"], state["policy"], state["sides"], values)]
+        records = [
+            (o, lg, p, int(side), float(v))
+            for o, lg, p, side, v in zip(
+                state["obs"], state["legal"], state["policy"], state["sides"], values, strict=False
+            )
+        ]
         would = int(state["would_resign"])
         return _Slot(game, records, bool(state["play_out"]), None if would < 0 else would)
 
@@ -145,25 +167,34 @@ class SelfPlayWorker:
             # Forced hops need no search.
             for slot in active:
                 while not slot.game.is_over:
-                    legal = slot.game.legal_hops()
-                    if len(legal) != 1:
+                    hops = slot.game.legal_hops()
+                    if len(hops) != 1:
                         break
-                    slot.game.play_hop(legal[0])
+                    slot.game.play_hop(hops[0])
             searching = [s for s in active if not s.game.is_over]
             if searching:
                 full = self.rng.random(len(searching)) < cfg.playout_cap_fraction
                 sims = np.where(full, cfg.simulations, cfg.cheap_simulations)
                 greedy = np.array([len(s.game.moves) >= cfg.temperature_plies for s in searching])
-                results = self.search.run([RootState.of_game(s.game) for s in searching], self.evaluate, sims,
-                                          explore=True, rng=self.rng, greedy=greedy)
+                results = self.search.run(
+                    [RootState.of_game(s.game) for s in searching],
+                    self.evaluate,
+                    sims,
+                    explore=True,
+                    rng=self.rng,
+                    greedy=greedy,
+                )
                 decisions += len(searching)
-                for slot, res, is_full in zip(searching, results, full):
+                for slot, res, is_full in zip(searching, results, full, strict=True):
                     side = slot.game.position.side
                     if is_full:
                         legal, policy = sparse_policy(res.actions, res.policy)
                         slot.records.append((res.obs, legal, policy, side, res.value))
-                    if (sp.resign_threshold > -1 and len(slot.game.moves) >= sp.resign_min_plies
-                            and res.value < sp.resign_threshold):
+                    if (
+                        sp.resign_threshold > -1
+                        and len(slot.game.moves) >= sp.resign_min_plies
+                        and res.value < sp.resign_threshold
+                    ):
                         if slot.play_out:
                             if slot.would_resign is None:
                                 slot.would_resign = side
@@ -172,7 +203,7 @@ class SelfPlayWorker:
                             resigned += 1
                             continue
                     slot.game.play_hop(res.action)
-            still = []
+            still: list[_Slot] = []
             for slot in active:
                 (finished if slot.game.is_over else still).append(slot)
             self._active = still
@@ -183,7 +214,9 @@ class SelfPlayWorker:
         white = draw = black = 0
         false_pos = playouts = 0
         for slot in slots:
-            winner = slot.game.result.winner
+            result = slot.game.result
+            assert result is not None  # only finished games are collected
+            winner = result.winner
             white += winner == 0
             black += winner == 1
             draw += winner is None
@@ -200,8 +233,13 @@ class SelfPlayWorker:
         n = len(slots)
         plies = sum(len(s.game.moves) for s in slots)
         if obs:
-            samples = SampleBatch(np.stack(obs), np.stack(legal), np.stack(policy), np.asarray(outcome, np.int64),
-                                  np.asarray(value, np.float32))
+            samples = SampleBatch(
+                np.stack(obs),
+                np.stack(legal),
+                np.stack(policy),
+                np.asarray(outcome, np.int64),
+                np.asarray(value, np.float32),
+            )
         else:
             samples = SampleBatch.empty(self.search.obs_shape)
         search = self.search

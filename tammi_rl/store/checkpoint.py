@@ -28,9 +28,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from tammi_rl.rules.errors import TammiError
 from tammi_rl.atomic import atomic_write
 from tammi_rl.config import NetworkConfig
+from tammi_rl.rules.errors import TammiError
 
 FORMAT_VERSION = 1
 REQUIRED_KEYS = ("format_version", "variant", "network", "model", "counters")
@@ -108,9 +108,17 @@ def network_dict(network: NetworkConfig | dict[str, Any]) -> dict[str, Any]:
     return dataclasses.asdict(network) if dataclasses.is_dataclass(network) else dict(network)
 
 
-def make_checkpoint(*, variant: str, network: NetworkConfig, model: nn.Module, learner: dict[str, Any] | None,
-                    counters: dict[str, int], rng: dict[str, Any], worker: dict[str, Any] | None,
-                    config: dict[str, Any]) -> dict[str, Any]:
+def make_checkpoint(
+    *,
+    variant: str,
+    network: NetworkConfig,
+    model: nn.Module,
+    learner: dict[str, Any] | None,
+    counters: dict[str, int],
+    rng: dict[str, Any],
+    worker: dict[str, Any] | None,
+    config: dict[str, Any],
+) -> dict[str, Any]:
     """Assemble the checkpoint dict (weights copied to the CPU)."""
     return {
         "format_version": FORMAT_VERSION,
@@ -125,8 +133,9 @@ def make_checkpoint(*, variant: str, network: NetworkConfig, model: nn.Module, l
     }
 
 
-def load_checkpoint(path: str | Path, variant: str | None = None,
-                    network: NetworkConfig | dict[str, Any] | None = None) -> dict[str, Any]:
+def load_checkpoint(
+    path: str | Path, variant: str | None = None, network: NetworkConfig | dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Read and check a checkpoint; ``variant``/``network`` (when given) must match it."""
     path = Path(path)
     if not path.exists():
@@ -168,7 +177,8 @@ def load_model_weights(model: nn.Module, ckpt: dict[str, Any], path: str | Path)
     problems += [f"unexpected {k}" for k in theirs if k not in own]
     problems += [
         f"{k}: checkpoint {tuple(theirs[k].shape)} vs model {tuple(v.shape)}"
-        for k, v in own.items() if k in theirs and tuple(theirs[k].shape) != tuple(v.shape)
+        for k, v in own.items()
+        if k in theirs and tuple(theirs[k].shape) != tuple(v.shape)
     ]
     if problems:
         shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")

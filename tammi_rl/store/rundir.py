@@ -20,11 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
-from tammi_rl.rules.errors import TammiError
 from tammi_rl.atomic import atomic_copy, atomic_write_text
-from tammi_rl.store.checkpoint import save_checkpoint
 from tammi_rl.config import Config, save_config
+from tammi_rl.rules.errors import TammiError
+from tammi_rl.store.checkpoint import save_checkpoint
 
 CONFIG_FILE = "config.yaml"
 _CKPT_RE = re.compile(r"^ckpt_(\d+)\.pt$")
@@ -41,7 +40,7 @@ class RunDir:
     root: Path
 
     @classmethod
-    def for_config(cls, cfg: Config) -> "RunDir":
+    def for_config(cls, cfg: Config) -> RunDir:
         return cls(Path(cfg.runs_dir) / cfg.run_name)
 
     @property

@@ -10,17 +10,20 @@ optional SPRT gating (`tammi_rl.eval.sprt`) between two networks.
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
-from tammi_rl.rules.engine import Rules
 from tammi_rl.config import EvalConfig, GatingConfig, MCTSConfig
-
-if TYPE_CHECKING:
-    from tammi_rl.eval.sprt import GateResult
+from tammi_rl.eval.arena import record_of
+from tammi_rl.eval.elo import EloFitError, fit_elo
+from tammi_rl.eval.match import run_match
+from tammi_rl.eval.sprt import GateResult, gate
+from tammi_rl.players import parse_player_spec
+from tammi_rl.players.mcts import MCTSPlayer
+from tammi_rl.rules.engine import Rules
 
 
 @dataclass
@@ -40,21 +43,20 @@ class EvalResult:
         return text if self.elo is None else f"{text} Elo {self.elo:+.0f}±{self.elo_error:.0f}"
 
 
-def evaluate_vs_alphabeta(rules: Rules, model: nn.Module, cfg: EvalConfig, device: torch.device,
-                          max_plies: int, seed: int = 0, mcts: MCTSConfig | None = None) -> EvalResult:
+def evaluate_vs_alphabeta(
+    rules: Rules,
+    model: nn.Module,
+    cfg: EvalConfig,
+    device: torch.device,
+    max_plies: int,
+    seed: int = 0,
+    mcts: MCTSConfig | None = None,
+) -> EvalResult:
     """Play ``cfg.games`` games (colours alternating, shipped openings) per depth in ``cfg.alphabeta_depths``.
 
     The agent searches ``cfg.simulations`` per hop with the run's ``mcts`` settings; depth 0
     means the random player (a sanity floor), any other depth alpha-beta at that depth.
     """
-    import time
-
-    from tammi_rl.eval.arena import record_of
-    from tammi_rl.eval.elo import EloFitError, fit_elo
-    from tammi_rl.eval.match import run_match
-    from tammi_rl.players.mcts import MCTSPlayer
-    from tammi_rl.players import parse_player_spec
-
     net = copy.deepcopy(model).to(device).eval()
     agent = MCTSPlayer(rules, net, cfg.simulations, device, mcts=mcts, name="network", seed=seed)
     scores: dict[int, float] = {}
@@ -79,18 +81,36 @@ def evaluate_vs_alphabeta(rules: Rules, model: nn.Module, cfg: EvalConfig, devic
     return EvalResult(scores, wdl, time.perf_counter() - t0, elo, elo_error, anchor)
 
 
-def gate_vs_incumbent(rules: Rules, candidate: nn.Module, incumbent: nn.Module, cfg: GatingConfig,
-                      device: torch.device, max_plies: int, seed: int = 0,
-                      mcts: MCTSConfig | None = None) -> "GateResult":
+def gate_vs_incumbent(
+    rules: Rules,
+    candidate: nn.Module,
+    incumbent: nn.Module,
+    cfg: GatingConfig,
+    device: torch.device,
+    max_plies: int,
+    seed: int = 0,
+    mcts: MCTSConfig | None = None,
+) -> GateResult:
     """SPRT gating (``eval.gating``): should ``candidate`` replace ``incumbent`` for self-play?
 
     Both networks search ``cfg.simulations`` per hop; colour-paired games until the SPRT
     decides or ``cfg.max_games`` are played. ``result.accepted`` is the answer.
     """
-    from tammi_rl.eval.sprt import gate
-    from tammi_rl.players.mcts import MCTSPlayer
-
-    players = [MCTSPlayer(rules, copy.deepcopy(net).to(device).eval(), cfg.simulations, device, mcts=mcts,
-                          name=name, seed=seed) for net, name in ((candidate, "candidate"), (incumbent, "incumbent"))]
-    return gate(rules, players[0], players[1], cfg.elo0, cfg.elo1, cfg.alpha, cfg.beta, cfg.max_games,
-                max_plies=max_plies, seed=seed)
+    players = [
+        MCTSPlayer(
+            rules, copy.deepcopy(net).to(device).eval(), cfg.simulations, device, mcts=mcts, name=name, seed=seed
+        )
+        for net, name in ((candidate, "candidate"), (incumbent, "incumbent"))
+    ]
+    return gate(
+        rules,
+        players[0],
+        players[1],
+        cfg.elo0,
+        cfg.elo1,
+        cfg.alpha,
+        cfg.beta,
+        cfg.max_games,
+        max_plies=max_plies,
+        seed=seed,
+    )

@@ -19,15 +19,15 @@ no policy loss.
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from tammi_rl.selfplay.samples import SampleBatch
 from tammi_rl.config import TrainConfig
+from tammi_rl.selfplay.samples import SampleBatch
 
 
 class SampleSource(Protocol):
@@ -73,9 +73,13 @@ def value_targets(outcome: torch.Tensor, search_value: torch.Tensor | None, sear
     return target
 
 
-def policy_value_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, batch: dict[str, torch.Tensor],
-                      value_loss_weight: float,
-                      value_search_weight: float = 0.0) -> tuple[torch.Tensor, dict[str, float]]:
+def policy_value_loss(
+    policy_logits: torch.Tensor,
+    wdl_logits: torch.Tensor,
+    batch: dict[str, torch.Tensor],
+    value_loss_weight: float,
+    value_search_weight: float = 0.0,
+) -> tuple[torch.Tensor, dict[str, float]]:
     """Total loss and its parts (plus policy entropy and value accuracy) for one batch."""
     mask, target = dense_targets(batch["legal"], batch["policy"], policy_logits.shape[1])
     logp = masked_log_softmax(policy_logits, mask)
@@ -101,7 +105,8 @@ def policy_value_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, bat
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
     """AdamW, or SGD with (Nesterov) momentum; weight decay skips biases and norm scales."""
-    decay, no_decay = [], []
+    decay: list[nn.Parameter] = []
+    no_decay: list[nn.Parameter] = []
     for p in model.parameters():
         if p.requires_grad:
             (decay if p.ndim > 1 else no_decay).append(p)
@@ -113,13 +118,17 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
     raise ValueError(f"train.optimizer: unknown optimizer {cfg.optimizer!r}")
 
 
-def make_scheduler(optimizer: torch.optim.Optimizer, cfg: TrainConfig, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+def make_scheduler(
+    optimizer: torch.optim.Optimizer, cfg: TrainConfig, total_steps: int
+) -> torch.optim.lr_scheduler.LambdaLR:
     """``cosine``: lr decays from ``train.lr`` to 0 over ``total_steps``; ``constant``: fixed."""
     total = max(1, total_steps)
     if cfg.lr_schedule == "cosine":
+
         def factor(step: int) -> float:
             return 0.5 * (1.0 + math.cos(math.pi * min(step, total) / total))
     elif cfg.lr_schedule == "constant":
+
         def factor(step: int) -> float:
             return 1.0
     else:
@@ -130,7 +139,9 @@ def make_scheduler(optimizer: torch.optim.Optimizer, cfg: TrainConfig, total_ste
 class Learner:
     """Owns the training copy of the network, its optimizer and lr schedule, and the step count."""
 
-    def __init__(self, model: nn.Module, cfg: TrainConfig, total_steps: int, device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self, model: nn.Module, cfg: TrainConfig, total_steps: int, device: torch.device | str = "cpu"
+    ) -> None:
         self.device = torch.device(device)
         self.model = model.to(self.device)
         self.cfg = cfg
@@ -156,14 +167,19 @@ class Learner:
         self.model.train()
         tensors = self._to_device(batch)
         policy_logits, wdl_logits = self.model(tensors["obs"])
-        loss, metrics = policy_value_loss(policy_logits, wdl_logits, tensors, self.cfg.value_loss_weight,
-                                          self.cfg.value_target_search_weight)
+        loss, metrics = policy_value_loss(
+            policy_logits, wdl_logits, tensors, self.cfg.value_loss_weight, self.cfg.value_target_search_weight
+        )
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if self.cfg.grad_clip > 0:
             norm = nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
         else:
-            norm = torch.sqrt(sum((p.grad.detach() ** 2).sum() for p in self.model.parameters() if p.grad is not None))
+            # A Tensor: after backward() every trainable parameter has a gradient, so the sum is never the bare 0.
+            squares = cast(
+                torch.Tensor, sum((p.grad.detach() ** 2).sum() for p in self.model.parameters() if p.grad is not None)
+            )
+            norm = torch.sqrt(squares)
         metrics["train/lr"] = self.lr
         self.optimizer.step()
         self.scheduler.step()
@@ -185,8 +201,11 @@ class Learner:
 
     def state_dict(self) -> dict[str, Any]:
         """Optimizer, schedule and step count (the weights are saved separately)."""
-        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
-                "step": self.step_count}
+        return {
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "step": self.step_count,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state["optimizer"])

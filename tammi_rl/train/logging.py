@@ -16,8 +16,9 @@ as hparams.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -34,8 +35,15 @@ SELFPLAY_TAGS = {
     "mean_nn_batch": "selfplay/mean_nn_batch",
     "nn_time_share": "selfplay/nn_time_share",
 }
-LEARNER_TAGS = ("loss/policy", "loss/value", "loss/total", "policy/entropy", "value/accuracy",
-                "train/lr", "train/grad_norm")
+LEARNER_TAGS = (
+    "loss/policy",
+    "loss/value",
+    "loss/total",
+    "policy/entropy",
+    "value/accuracy",
+    "train/lr",
+    "train/grad_norm",
+)
 
 
 def eval_tag(depth: int) -> str:
@@ -56,7 +64,8 @@ class RunLogger:
     """A `SummaryWriter` with the run's tags; ``purge_step`` as described in the module docstring."""
 
     def __init__(self, log_dir: str | Path, purge_step: int | None = None) -> None:
-        from torch.utils.tensorboard import SummaryWriter  # imports tensorboard: only when training
+        # Lazy: torch.utils.tensorboard imports TensorBoard (slow); only a training run that logs needs it.
+        from torch.utils.tensorboard import SummaryWriter
 
         self.writer = SummaryWriter(log_dir=str(log_dir), purge_step=purge_step)
 
@@ -76,7 +85,7 @@ class RunLogger:
 
     def config(self, config: Mapping[str, Any], eval_depths: list[int]) -> None:
         """The resolved config as text and as hparams (with the eval scores as their metrics)."""
-        from torch.utils.tensorboard.summary import hparams
+        from torch.utils.tensorboard.summary import hparams  # lazy: TensorBoard, as in __init__
 
         text = yaml.safe_dump(dict(config), sort_keys=False)
         self.writer.add_text("config", "\n".join("    " + line for line in text.splitlines()), 0)

@@ -26,23 +26,27 @@ from __future__ import annotations
 import random
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 import numpy as np
 import torch
 
-from tammi_rl.store.checkpoint import (capture_rng, load_checkpoint, load_model_weights, make_checkpoint,
-                                       restore_rng)
 from tammi_rl.config import Config, load_config
-from tammi_rl.train.replay import ReplayBuffer, ReplayError
+from tammi_rl.distributed.ray_backend import ray_worker
+from tammi_rl.env.observation import ObservationEncoder
+from tammi_rl.nn.model import build_model, resolve_device
+from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.pdn import game_to_pdn
+from tammi_rl.selfplay.worker import GameRecord, SelfPlayResult, SelfPlayWorker
+from tammi_rl.store.checkpoint import capture_rng, load_checkpoint, load_model_weights, make_checkpoint, restore_rng
 from tammi_rl.store.rundir import RunDir, open_run
-
-if TYPE_CHECKING:
-    from tammi_rl.rules.engine import Rules
-    from tammi_rl.rules.game import Game
-    from tammi_rl.selfplay.worker import SelfPlayResult
+from tammi_rl.train.evaluate import evaluate_vs_alphabeta, gate_vs_incumbent
+from tammi_rl.train.learner import Learner
+from tammi_rl.train.logging import RunLogger
+from tammi_rl.train.replay import ReplayBuffer, ReplayError
 
 PDN_GAMES_PER_CHECKPOINT = 16
 
@@ -52,28 +56,24 @@ class SelfPlayBackend(Protocol):
 
     def set_weights(self, state_dict: dict) -> None: ...
 
-    def play(self, n_games: int) -> "SelfPlayResult": ...
+    def play(self, n_games: int) -> SelfPlayResult: ...
 
     def state_dict(self) -> dict: ...
 
     def load_state_dict(self, state: dict) -> None: ...
 
 
-WorkerFactory = Callable[["Rules", Config, torch.device, int], SelfPlayBackend]
+WorkerFactory = Callable[[Rules, Config, torch.device, int], SelfPlayBackend]
 
 
-def local_worker(rules: "Rules", cfg: Config, device: torch.device, seed: int) -> SelfPlayBackend:
+def local_worker(rules: Rules, cfg: Config, device: torch.device, seed: int) -> SelfPlayBackend:
     """The in-process self-play worker."""
-    from tammi_rl.selfplay.worker import SelfPlayWorker
-
     return SelfPlayWorker(rules, cfg, device, seed)
 
 
 def backend_factory(cfg: Config) -> WorkerFactory:
-    """The factory ``cfg.distributed.backend`` names; Ray is imported only for "ray"."""
+    """The factory ``cfg.distributed.backend`` names; Ray is imported only when a "ray" backend starts."""
     if cfg.distributed.backend == "ray":
-        from tammi_rl.distributed.ray_backend import ray_worker
-
         return ray_worker
     return local_worker
 
@@ -114,24 +114,37 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _game_pdn(rules: "Rules", game: "Game", run: str, iteration: int, index: int) -> str:
-    from tammi_rl.rules.pdn import game_to_pdn
-
-    tags = {"Event": f"tammi-rl self-play {run} iteration {iteration}", "Site": "tammi-rl",
-            "Round": str(index + 1), "White": "tammi-rl", "Black": "tammi-rl"}
+def _game_pdn(rules: Rules, game: GameRecord, run: str, iteration: int, index: int) -> str:
+    tags = {
+        "Event": f"tammi-rl self-play {run} iteration {iteration}",
+        "Site": "tammi-rl",
+        "Round": str(index + 1),
+        "White": "tammi-rl",
+        "Black": "tammi-rl",
+    }
     if game.result is not None:
         tags["Termination"] = game.result.reason
     result = game.result.pdn if game.result is not None else "*"
     return game_to_pdn(rules, game.moves, start=game.positions[0], tags=tags, result=result)
 
 
-def _status(cfg: Config, c: Counters, stats: dict[str, float], metrics: dict[str, float], buffer: int,
-            seconds: float, evaluated: bool) -> str:
-    parts = [f"[{cfg.run_name}] iter {c.iteration}/{cfg.train.iterations}",
-             f"games {c.games}", f"{stats.get('positions_per_s', 0.0):.1f} pos/s", f"buffer {buffer}"]
+def _status(
+    cfg: Config,
+    c: Counters,
+    stats: dict[str, float],
+    metrics: dict[str, float],
+    buffer: int,
+    seconds: float,
+    evaluated: bool,
+) -> str:
+    parts = [
+        f"[{cfg.run_name}] iter {c.iteration}/{cfg.train.iterations}",
+        f"games {c.games}",
+        f"{stats.get('positions_per_s', 0.0):.1f} pos/s",
+        f"buffer {buffer}",
+    ]
     if metrics:
-        parts.append(f"loss {metrics['loss/total']:.3f} (p {metrics['loss/policy']:.3f} "
-                     f"v {metrics['loss/value']:.3f})")
+        parts.append(f"loss {metrics['loss/total']:.3f} (p {metrics['loss/policy']:.3f} v {metrics['loss/value']:.3f})")
     else:
         parts.append(f"loss - (buffer < {cfg.replay.min_samples})")
     if c.eval_scores:
@@ -144,13 +157,13 @@ def _status(cfg: Config, c: Counters, stats: dict[str, float], metrics: dict[str
 class Trainer:
     """The local loop; `train` is the entry point."""
 
-    def __init__(self, cfg: Config, resume_dir: str | Path | None = None,
-                 worker_factory: WorkerFactory | None = None, out: TextIO | None = None) -> None:
-        from tammi_rl.env.observation import ObservationEncoder
-        from tammi_rl.nn.model import build_model, resolve_device
-        from tammi_rl.rules.engine import Rules
-        from tammi_rl.train.learner import Learner
-
+    def __init__(
+        self,
+        cfg: Config,
+        resume_dir: str | Path | None = None,
+        worker_factory: WorkerFactory | None = None,
+        out: TextIO | None = None,
+    ) -> None:
         self.cfg = cfg
         self.out = out or sys.stdout
         self.run = open_run(resume_dir) if resume_dir is not None else RunDir.for_config(cfg)
@@ -205,8 +218,10 @@ class Trainer:
             restore_rng(ckpt["rng"], self.sample_rng)
         self._load_replay()
         self.resumed_from = path
-        self._say(f"resuming {self.run.root} from {path.name}: iteration {self.counters.iteration}, "
-                  f"learner step {self.learner.step_count}, replay {len(self.replay)} samples")
+        self._say(
+            f"resuming {self.run.root} from {path.name}: iteration {self.counters.iteration}, "
+            f"learner step {self.learner.step_count}, replay {len(self.replay)} samples"
+        )
 
     def _load_replay(self) -> None:
         """The replay buffer as it was at the checkpoint (samples saved after it are dropped)."""
@@ -233,8 +248,6 @@ class Trainer:
 
     # --- loop -----------------------------------------------------------------------
     def run_loop(self) -> TrainSummary:
-        from tammi_rl.train.logging import RunLogger
-
         cfg = self.cfg
         fresh = self.resumed_from is None
         has_events = any(self.run.tb_dir.glob("events.*"))
@@ -276,8 +289,14 @@ class Trainer:
         c.iteration = it
         logger.selfplay(result.stats, it)
         logger.learner(metrics, it)
-        logger.scalars({"train/learner_step": self.learner.step_count, "replay/size": len(self.replay),
-                        "selfplay/total_games": c.games}, it)
+        logger.scalars(
+            {
+                "train/learner_step": self.learner.step_count,
+                "replay/size": len(self.replay),
+                "selfplay/total_games": c.games,
+            },
+            it,
+        )
         if it % cfg.checkpoint.every == 0 or it == cfg.train.iterations:
             self.checkpoint(it, result.games, logger)
         logger.flush()
@@ -292,13 +311,19 @@ class Trainer:
             return
         if it % gating.every != 0:
             return
-        from tammi_rl.nn.model import build_model
-        from tammi_rl.train.evaluate import gate_vs_incumbent
-
+        assert self.selfplay_weights is not None  # set in __init__ whenever gating is enabled
         incumbent = build_model(self.rules, self.cfg.network)
         incumbent.load_state_dict(self.selfplay_weights)
-        result = gate_vs_incumbent(self.rules, self.learner.model, incumbent, gating, self.device,
-                                   self.cfg.selfplay.max_plies, seed=self.cfg.seed + 104729 * it, mcts=self.cfg.mcts)
+        result = gate_vs_incumbent(
+            self.rules,
+            self.learner.model,
+            incumbent,
+            gating,
+            self.device,
+            self.cfg.selfplay.max_plies,
+            seed=self.cfg.seed + 104729 * it,
+            mcts=self.cfg.mcts,
+        )
         accepted = bool(result.accepted)
         logger.scalars({"gate/accepted": float(accepted), "gate/games": float(result.games)}, it)
         if accepted:
@@ -306,23 +331,32 @@ class Trainer:
             self.worker.set_weights(self.selfplay_weights)
 
     def evaluate(self, it: int) -> dict[int, float]:
-        from tammi_rl.train.evaluate import evaluate_vs_alphabeta
-
-        result = evaluate_vs_alphabeta(self.rules, self.learner.model, self.cfg.eval, self.device,
-                                       self.cfg.selfplay.max_plies, seed=self.cfg.seed + 7919 * it,
-                                       mcts=self.cfg.mcts)
+        result = evaluate_vs_alphabeta(
+            self.rules,
+            self.learner.model,
+            self.cfg.eval,
+            self.device,
+            self.cfg.selfplay.max_plies,
+            seed=self.cfg.seed + 7919 * it,
+            mcts=self.cfg.mcts,
+        )
         self.eval_elo = result.elo
         return result.scores
 
-    def checkpoint(self, it: int, games: list, logger: Any) -> Path:
+    def checkpoint(self, it: int, games: list[GameRecord], logger: Any) -> Path:
         """Replay snapshot first, then the checkpoint (so the snapshot is never behind it), then games."""
         cfg = self.cfg
         if cfg.checkpoint.buffer_snapshot:
             self.replay.save_chunks(self.run.replay_dir)
         ckpt = make_checkpoint(
-            variant=self.rules.variant.name, network=cfg.network, model=self.learner.model,
-            learner=self.learner.state_dict(), counters=asdict(self.counters),
-            rng=capture_rng(self.sample_rng), worker=self.worker.state_dict(), config=cfg.to_dict(),
+            variant=self.rules.variant.name,
+            network=cfg.network,
+            model=self.learner.model,
+            learner=self.learner.state_dict(),
+            counters=asdict(self.counters),
+            rng=capture_rng(self.sample_rng),
+            worker=self.worker.state_dict(),
+            config=cfg.to_dict(),
         )
         if self.selfplay_weights is not None:
             ckpt["selfplay_model"] = {k: v.detach().cpu() for k, v in self.selfplay_weights.items()}
@@ -336,7 +370,12 @@ class Trainer:
         return path
 
 
-def train(cfg: Config, resume_dir: str | Path | None = None, *, worker_factory: WorkerFactory | None = None,
-          out: TextIO | None = None) -> TrainSummary:
+def train(
+    cfg: Config,
+    resume_dir: str | Path | None = None,
+    *,
+    worker_factory: WorkerFactory | None = None,
+    out: TextIO | None = None,
+) -> TrainSummary:
     """Train from ``cfg`` (or continue the run in ``resume_dir``); see the module docstring."""
     return Trainer(cfg, resume_dir, worker_factory, out).run_loop()
