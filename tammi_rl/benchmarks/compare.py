@@ -81,11 +81,12 @@ def run_script(tree: Path, script: str, args: tuple[str, ...], cpu: str | None) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("baseline", type=Path, help="the other checkout (e.g. a git worktree of an older commit)")
+    parser.add_argument("--candidate", type=Path, default=HERE, help="the checkout to compare (default: this one)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--only", nargs="+", choices=sorted(BENCHES), default=sorted(BENCHES))
     parser.add_argument("--cpu", default=None, help="pin every run to this CPU (taskset -c), e.g. 1")
     args = parser.parse_args()
-    trees = {"baseline": args.baseline.resolve(), "this": HERE}
+    trees = {"baseline": args.baseline.resolve(), "this": args.candidate.resolve()}
     scripts = {(b.script, b.args) for name, b in BENCHES.items() if name in args.only}
     results: dict[tuple[str, str], dict[tuple[str, tuple[str, ...]], list[str]]] = {}
     for r in range(args.rounds):

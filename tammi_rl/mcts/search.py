@@ -120,6 +120,7 @@ class BatchedSearch:
         self.trees_i = np.zeros((b, tr.TI_COUNT), np.int64)
         self.obs = np.zeros((b, *self.obs_shape), np.float32)
         self.leaf_actions = np.zeros((b, mg.MAX_MOVES), np.int64)
+        self.work = tr.workspace()
         # statistics of the last run, for the self-play throughput report
         self.nn_seconds = 0.0
         self.nn_calls = 0
@@ -179,6 +180,7 @@ class BatchedSearch:
             self.tables,
             self.obs,
             self.leaf_actions,
+            self.work,
         )
         need = np.flatnonzero(self.trees_i[:, tr.TI_LEAF_N_ACTIONS] > 0)
         logits = np.zeros((self.max_trees, self.codec.n_actions), np.float32)

@@ -98,6 +98,17 @@ R_REPETITION = R_COUNTERS + 3
 R_COUNT = R_REPETITION + 1
 
 
+def workspace() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Scratch arrays for `select_leaves`: a move buffer, alive rows, per-edge values, counters
+    (allocated once per search object: allocating them per call costs about 2%)."""
+    return (
+        np.zeros((mg.MAX_MOVES, mg.N_FIELDS), np.int64),
+        np.zeros(mg.MAX_MOVES, np.int64),
+        np.zeros(mg.MAX_MOVES, np.float64),
+        np.zeros(4, np.int64),
+    )
+
+
 def search_params(algorithm: str, c_puct: float, c_visit: float, c_scale: float) -> np.ndarray:
     """The float64 ``SP_*`` record of the search settings."""
     p = np.zeros(SP_COUNT, np.float64)
@@ -167,7 +178,7 @@ def _make_child(nodes_i, nodes_f, trees_i, t, parent, action, tables, buf, alive
     return c
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")
 def _child_q(nodes_i, nodes_f, t, child, parent_side, fpu):
     """Mean value of ``child`` from the point of view of the player moving at its parent."""
     if child < 0 or nodes_i[t, child, NI_VISITS] == 0:
@@ -176,7 +187,7 @@ def _child_q(nodes_i, nodes_f, t, child, parent_side, fpu):
     return q if parent_side == 0 else -q
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")
 def _child_visits(nodes_i, t, child):
     return nodes_i[t, child, NI_VISITS] if child >= 0 else 0
 
@@ -342,19 +353,16 @@ def init_roots(nodes_i, nodes_f, edges_i, trees_i, roots):
 
 
 @njit(cache=True)
-def select_leaves(nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, params, tables, obs, leaf_actions):
+def select_leaves(nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, params, tables, obs, leaf_actions, work):
     """One selection step for every active tree.
 
     Writes per tree: ``trees_i[t, TI_LEAF]`` (-1 when inactive); for a leaf that needs the
     network, its planes ``obs[t]`` (float32 ``[C, H, W]``) and hop actions
     ``leaf_actions[t, :trees_i[t, TI_LEAF_N_ACTIONS]]``; 0 actions marks a terminal leaf,
     whose exact value `expand_and_backup` backs up. ``schedules[t, sim]`` is tree t's
-    Gumbel sequential-halving visit target.
+    Gumbel sequential-halving visit target; ``work`` is scratch space (`workspace`).
     """
-    buf = np.empty((mg.MAX_MOVES, mg.N_FIELDS), np.int64)
-    alive = np.empty(mg.MAX_MOVES, np.int64)
-    scratch_q = np.empty(mg.MAX_MOVES, np.float64)
-    counters = np.empty(4, np.int64)
+    buf, alive, scratch_q, counters = work
     for t in range(nodes_i.shape[0]):
         trees_i[t, TI_LEAF] = -1
         trees_i[t, TI_LEAF_N_ACTIONS] = 0

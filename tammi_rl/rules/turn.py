@@ -161,7 +161,7 @@ def draw_params_of(tables):
 
 
 # --- building blocks (shared by the state vector below and the search trees) ----------
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")
 def generate(board, side, tables, buf):
     """Write the legal whole moves of ``side`` on ``board`` (int64 [4]) into ``buf``; return their count."""
     return mg.generate_moves(board[0], board[1], board[2], board[3], side, rays_of(tables), params_of(tables), buf)
