@@ -61,6 +61,7 @@ def bench_selfplay(variant: str, games: int) -> dict[str, float | str]:
     path = CONFIGS / f"{variant}.yaml"
     overrides = [f"variant={variant}", f"selfplay.games_per_iteration={games}", f"selfplay.parallel_games={games}"]
     cfg = load_config(path if path.exists() else None, overrides)
+    torch.manual_seed(0)  # the same network, so the same games: runs (and checkouts) compare like for like
     worker = SelfPlayWorker(Rules.for_variant(variant), cfg, torch.device("cpu"), seed=0)
     worker.play(2)  # compile and warm up
     stats: dict[str, float | str] = dict(worker.play(games).stats)

@@ -181,6 +181,17 @@ def _train(args: argparse.Namespace) -> int:
 
 
 # play and match live in tammi_rl.cli.play, eval in tammi_rl.cli.evaluate.
+def _export_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("checkpoint", help="a checkpoint file or a run directory (its latest checkpoint)")
+    parser.add_argument("--onnx", required=True, metavar="FILE", help="where to write the ONNX model")
+
+
+def _export(args: argparse.Namespace) -> int:
+    from tammi_rl.cli.export import run_export_command  # lazy: imports torch and onnx (keeps --help fast)
+
+    return run_export_command(args)
+
+
 COMMANDS: tuple[Command, ...] = (
     Command("perft", "count leaf positions of whole moves to a depth", _perft_arguments, _perft),
     Command("legal", "print the legal moves of a position as JSON", _legal_arguments, _legal),
@@ -198,6 +209,12 @@ COMMANDS: tuple[Command, ...] = (
         "rate a checkpoint (or every checkpoint of a run) against alpha-beta; W/D/L, CI, Elo",
         add_eval_arguments,
         run_eval_command,
+    ),
+    Command(
+        "export",
+        "write a checkpoint's network as an ONNX model (variant and encoding in its metadata)",
+        _export_arguments,
+        _export,
     ),
 )
 

@@ -3,7 +3,9 @@
     agent = MCTSPlayer(rules, model, simulations=64, device=torch.device("cpu"))
     move = agent.choose(game)
 
-Player spec: ``mcts:checkpoint=PATH[,sims=N,algorithm=gumbel|puct,device=auto,name=...]``.
+Player spec: ``mcts:checkpoint=PATH[,sims=N,algorithm=gumbel|puct,device=auto,runtime=auto|torch|onnx,
+threads=T,name=...]``; the network runs on `tammi_rl.nn.runtime` (``auto``: ONNX Runtime on
+the CPU, one thread by default).
 A turn of several hops (a capture chain) is searched hop by hop; forced hops are played
 without search. Evaluation play is deterministic: no root noise, greedy choice.
 """
@@ -11,20 +13,19 @@ without search. Evaluation play is deterministic: no root noise, greedy choice.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from tammi_rl.config import MCTSConfig, NetworkConfig
+from tammi_rl.config import MCTSConfig
 from tammi_rl.mcts.search import BatchedSearch, MCTSResult, RootState
-from tammi_rl.nn.evaluator import model_evaluator
-from tammi_rl.nn.model import build_model, resolve_device
+from tammi_rl.nn.model import resolve_device
+from tammi_rl.nn.runtime import RUNTIMES, make_runtime, resolve_runtime
+from tammi_rl.nn.saved import load_network
 from tammi_rl.players.spec import PlayerSpecError, int_option, reject_unknown
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move
-from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint, load_model_weights
 
 
 class MCTSPlayer:
@@ -39,6 +40,8 @@ class MCTSPlayer:
         mcts: MCTSConfig | None = None,
         name: str | None = None,
         seed: int | None = None,
+        runtime: str = "auto",
+        threads: int = 1,
     ) -> None:
         self.rules = rules
         self.device = torch.device(device)
@@ -46,7 +49,8 @@ class MCTSPlayer:
         self.cfg = dataclasses.replace(mcts or MCTSConfig(), simulations=simulations)
         self.simulations = simulations
         self.search = BatchedSearch(rules, self.cfg, max_trees=1, max_simulations=simulations)
-        self.evaluate = model_evaluator(self.model, self.device)
+        self.runtime = make_runtime(self.model, self.device, runtime, threads)
+        self.evaluate = self.runtime.evaluate
         self.rng = np.random.default_rng(seed)
         self.name = name or f"mcts:sims={simulations}"
         self.last_results: list[MCTSResult] = []
@@ -89,32 +93,41 @@ def load_agent(
     device: str = "auto",
     algorithm: str | None = None,
     name: str | None = None,
+    runtime: str = "auto",
+    threads: int = 1,
 ) -> MCTSPlayer:
     """An `MCTSPlayer` with the network of a checkpoint file or run directory."""
-    path = Path(checkpoint)
-    if path.is_dir():
-        path = path / "checkpoints" / "latest.pt"
-    ckpt = load_checkpoint(path, variant=rules.variant.name)
-    saved_mcts = ckpt["config"].get("mcts", {}) if isinstance(ckpt.get("config"), dict) else {}
-    try:
-        net_cfg = NetworkConfig(**ckpt["network"])
-        mcts = MCTSConfig(**saved_mcts)
-    except TypeError as exc:  # a checkpoint written by another tammi-rl version
-        raise CheckpointError(f"{path}: network or search settings this tammi-rl does not know ({exc})") from None
-    model = build_model(rules, net_cfg)
-    load_model_weights(model, ckpt, path)
-    if algorithm:
-        mcts = dataclasses.replace(mcts, algorithm=algorithm)
-    return MCTSPlayer(rules, model, simulations, resolve_device(device), mcts, name=name or f"mcts:{path.name}")
+    saved = load_network(checkpoint, rules)
+    mcts = dataclasses.replace(saved.mcts, algorithm=algorithm) if algorithm else saved.mcts
+    model, path = saved.model, saved.path
+    return MCTSPlayer(
+        rules,
+        model,
+        simulations,
+        resolve_device(device),
+        mcts,
+        name=name or f"mcts:{path.name}",
+        runtime=runtime,
+        threads=threads,
+    )
 
 
 def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPlayer:
     """Factory behind the ``mcts:...`` player spec (registered in `tammi_rl.players`)."""
-    reject_unknown(spec, options, {"checkpoint", "sims", "algorithm", "device", "name"})
+    reject_unknown(spec, options, {"checkpoint", "sims", "algorithm", "device", "runtime", "threads", "name"})
     if "checkpoint" not in options:
         raise PlayerSpecError(f"player spec {spec!r}: mcts needs checkpoint=PATH (a .pt file or a run directory)")
     sims = int_option(spec, "sims", options["sims"], 1) if "sims" in options else 64
     algorithm = options.get("algorithm")
     if algorithm not in (None, "gumbel", "puct"):
         raise PlayerSpecError(f"player spec {spec!r}: algorithm must be gumbel or puct, got {algorithm!r}")
-    return load_agent(rules, options["checkpoint"], sims, options.get("device", "auto"), algorithm, options.get("name"))
+    runtime = options.get("runtime", "auto")
+    if runtime not in RUNTIMES:
+        raise PlayerSpecError(f"player spec {spec!r}: runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+    threads = int_option(spec, "threads", options["threads"], 0) if "threads" in options else 1
+    device = options.get("device", "auto")
+    try:
+        resolve_runtime(runtime, resolve_device(device))
+    except ValueError as exc:  # e.g. runtime=onnx with device=cuda
+        raise PlayerSpecError(f"player spec {spec!r}: {exc}") from None
+    return load_agent(rules, options["checkpoint"], sims, device, algorithm, options.get("name"), runtime, threads)

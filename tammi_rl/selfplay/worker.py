@@ -29,8 +29,8 @@ import torch
 
 from tammi_rl.config import Config
 from tammi_rl.mcts.search import BatchedSearch, RootState
-from tammi_rl.nn.evaluator import model_evaluator
 from tammi_rl.nn.model import build_model
+from tammi_rl.nn.runtime import make_runtime
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move, Position
@@ -79,7 +79,8 @@ class SelfPlayWorker:
         self.search = BatchedSearch(rules, cfg.mcts, max_trees=cfg.selfplay.parallel_games, max_simulations=sims)
         self.codec = self.search.codec
         self.rng = np.random.default_rng(seed)
-        self.evaluate = model_evaluator(self.model, device)
+        self.runtime = make_runtime(self.model, device, cfg.runtime, cfg.threads)
+        self.evaluate = self.runtime.evaluate
         self._active: list[_Slot] = []
         """Games in progress; they carry over from one `play` call to the next."""
 
@@ -87,6 +88,7 @@ class SelfPlayWorker:
     def set_weights(self, state_dict: dict) -> None:
         self.model.load_state_dict(state_dict)
         self.model.eval()
+        self.runtime.update(self.model)
 
     def state_dict(self) -> dict:
         """RNG state and the games in progress (plain data: numpy arrays, numbers, strings)."""

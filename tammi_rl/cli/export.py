@@ -1,0 +1,48 @@
+"""``tammi-rl export CHECKPOINT --onnx FILE``: the network as an ONNX model for other runtimes.
+
+The model takes ``planes`` float32 ``[B, C, H, W]`` (`tammi_rl.env.observation`) and
+returns ``logits`` ``[B, A]`` over hop actions (`tammi_rl.rules.actions`) and ``value``
+``[B]`` in [-1, 1] for the side to move. Its metadata names the variant and the encoding,
+so a reader can check it is feeding the right planes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TextIO
+
+from tammi_rl.atomic import atomic_write
+from tammi_rl.env.observation import N_PLANES, PLANE_NAMES
+from tammi_rl.nn.runtime import ENCODING_VERSION, onnx_bytes
+from tammi_rl.nn.saved import load_network
+from tammi_rl.rules.actions import codec_for
+
+
+def run_export_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    saved = load_network(args.checkpoint)
+    rules = saved.rules
+    size = rules.geometry.size
+    metadata = {
+        "tammi_rl.variant": rules.variant.name,
+        "tammi_rl.encoding_version": ENCODING_VERSION,
+        "tammi_rl.planes": json.dumps(list(PLANE_NAMES)),
+        "tammi_rl.input_shape": json.dumps([N_PLANES, size, size]),
+        "tammi_rl.n_actions": str(codec_for(rules).n_actions),
+        "tammi_rl.network": json.dumps(
+            {
+                "blocks": saved.network.blocks,
+                "channels": saved.network.channels,
+                "value_hidden": saved.network.value_hidden,
+            }
+        ),
+        "tammi_rl.checkpoint": str(saved.path),
+    }
+    data = onnx_bytes(saved.model, (N_PLANES, size, size), metadata)
+    atomic_write(args.onnx, lambda f: f.write(data))
+    print(
+        f"wrote {args.onnx}: {rules.variant.name} network {saved.network.blocks}x{saved.network.channels}, "
+        f"{len(data):,} bytes",
+        file=out,
+    )
+    return 0

@@ -1,0 +1,50 @@
+"""A trained network read back from a checkpoint file or a run directory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tammi_rl.config import MCTSConfig, NetworkConfig
+from tammi_rl.nn.model import PolicyValueNet, build_model
+from tammi_rl.rules.engine import Rules
+from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint, load_model_weights
+
+
+@dataclass(frozen=True)
+class SavedNetwork:
+    """The network of one checkpoint, with the settings it was trained under."""
+
+    path: Path
+    """The checkpoint file (a run directory resolves to its ``checkpoints/latest.pt``)."""
+    rules: Rules
+    model: PolicyValueNet
+    network: NetworkConfig
+    mcts: MCTSConfig
+    """The search settings of the run (as saved in its config)."""
+    checkpoint: dict[str, Any]
+
+
+def checkpoint_path(checkpoint: str | Path) -> Path:
+    """A checkpoint file, or the latest checkpoint of a run directory."""
+    path = Path(checkpoint)
+    return path / "checkpoints" / "latest.pt" if path.is_dir() else path
+
+
+def load_network(checkpoint: str | Path, rules: Rules | None = None) -> SavedNetwork:
+    """Read the network of ``checkpoint``; with ``rules`` its variant must match them.
+    Every way of failing is a `CheckpointError` naming the file."""
+    path = checkpoint_path(checkpoint)
+    ckpt = load_checkpoint(path, variant=None if rules is None else rules.variant.name)
+    if rules is None:
+        rules = Rules.for_variant(str(ckpt["variant"]))
+    saved_mcts = ckpt["config"].get("mcts", {}) if isinstance(ckpt.get("config"), dict) else {}
+    try:
+        network = NetworkConfig(**ckpt["network"])
+        mcts = MCTSConfig(**saved_mcts)
+    except TypeError as exc:  # a checkpoint written by another tammi-rl version
+        raise CheckpointError(f"{path}: network or search settings this tammi-rl does not know ({exc})") from None
+    model = build_model(rules, network)
+    load_model_weights(model, ckpt, path)
+    return SavedNetwork(path, rules, model.eval(), network, mcts, ckpt)
