@@ -14,6 +14,7 @@ self-play down many times). Prints a table of positions/s and games/s.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import time
 from pathlib import Path
@@ -89,7 +90,7 @@ def main() -> None:
 
     from tammi_rl.distributed.ray_backend import RayBackend
 
-    ray.init(address="local", num_cpus=max(args.actors), include_dashboard=False, logging_level="ERROR")
+    ray.init(address="local", num_cpus=max(args.actors), include_dashboard=False, logging_level=logging.ERROR)
     try:
         for n in args.actors:
             cfg.distributed.num_actors = n

@@ -37,7 +37,7 @@ from tammi_rl.rules import draw_rules as dr
 from tammi_rl.rules import movegen as mg
 from tammi_rl.rules import turn as tc
 from tammi_rl.rules.actions import ActionCodec, codec_for
-from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.engine import Rules, engine_limits
 from tammi_rl.rules.errors import MoveError
 from tammi_rl.rules.game import Game, board_position, row_move
 from tammi_rl.rules.position import COLOR_NAMES, Move, Position
@@ -154,7 +154,8 @@ class DraughtsEnv(gym.Env):
         self._resigned = None
         self._result = None
         self._state[tc.S_BOARD : tc.S_SIDE + 1] = start.as_int64()
-        tc.begin_game(self._state, self._buf, self._tables, self._history)
+        with engine_limits(lambda: self.rules.fen(start)):
+            tc.begin_game(self._state, self._buf, self._tables, self._history)
         self._done = bool(self._state[tc.S_DONE])
 
     def _random_opening(self, plies: int) -> bool:

@@ -35,7 +35,10 @@ def checkpoint_path(checkpoint: str | Path) -> Path:
 def load_network(checkpoint: str | Path, rules: Rules | None = None) -> SavedNetwork:
     """Read the network of ``checkpoint``; with ``rules`` its variant must match them.
     Every way of failing is a `CheckpointError` naming the file."""
-    path = checkpoint_path(checkpoint)
+    try:
+        path = checkpoint_path(checkpoint)
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise CheckpointError(f"{checkpoint}: cannot read ({exc.strerror})") from None
     ckpt = load_checkpoint(path, variant=None if rules is None else rules.variant.name)
     if rules is None:
         rules = Rules.for_variant(str(ckpt["variant"]))

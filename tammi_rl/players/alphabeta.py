@@ -10,6 +10,9 @@ from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move
 
+MAX_WEIGHT = 100_000
+"""Largest evaluation weight a spec may set (a man is 100)."""
+
 
 class AlphaBetaPlayer:
     """The alpha-beta baseline (`tammi_rl.alphabeta`); ``last`` holds the last `AlphaBetaResult`."""
@@ -63,6 +66,9 @@ def make_alphabeta_player(rules: Rules, options: dict[str, str], spec: str) -> P
         if int(options["tt_bits"]) > 28:
             raise PlayerSpecError(f"player spec {spec!r}: tt_bits must be <= 28, got {options['tt_bits']}")
     weights = {k: int_option(spec, k, v) for k, v in options.items() if k in weight_names}
+    for key, weight in weights.items():
+        if abs(weight) > MAX_WEIGHT:  # larger ones overflow the evaluation tables and the mate bound
+            raise PlayerSpecError(f"player spec {spec!r}: {key} must be within +-{MAX_WEIGHT}, got {weight}")
     if weights:
         kwargs["weights"] = weights
     seed = int_option(spec, "seed", options["seed"]) if "seed" in options else None

@@ -13,6 +13,7 @@ without search. Evaluation play is deterministic: no root noise, greedy choice.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import torch
@@ -126,6 +127,8 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
         raise PlayerSpecError(f"player spec {spec!r}: runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
     threads = int_option(spec, "threads", options["threads"], 0) if "threads" in options else 1
     device = options.get("device", "auto")
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", device):
+        raise PlayerSpecError(f"player spec {spec!r}: device must be auto, cpu, cuda or cuda:N, got {device!r}")
     try:
         resolve_runtime(runtime, resolve_device(device))
     except ValueError as exc:  # e.g. runtime=onnx with device=cuda

@@ -9,12 +9,15 @@ rules.perft(pos, 6)
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
 from tammi_rl.rules import movegen as mg
+from tammi_rl.rules.errors import EngineLimitError
 from tammi_rl.rules.fen import format_fen, parse_fen, square_index
 from tammi_rl.rules.geometry import Geometry, build_geometry
 from tammi_rl.rules.position import BLACK, WHITE, Move, Position, from_int64
@@ -58,6 +61,15 @@ def build_params(variant: Variant, geometry: Geometry) -> np.ndarray:
         far_mask = geometry.row_mask(far)
         p[mg.P_FAR_ROW + color] = far_mask - (1 << 64) if far_mask >= 1 << 63 else far_mask
     return p
+
+
+@contextlib.contextmanager
+def engine_limits(where: Callable[[], str]) -> Iterator[None]:
+    """Turn the move generator's buffer overflows into an `EngineLimitError` naming ``where()``."""
+    try:
+        yield
+    except IndexError as exc:
+        raise EngineLimitError(f"{where()}: {exc} (a limit of the move generator)") from None
 
 
 class Rules:
@@ -112,7 +124,8 @@ class Rules:
 
     # --- moves -----------------------------------------------------------------
     def _generate(self, pos: Position) -> int:
-        return mg.generate_moves(*pos.as_int64(), self.rays, self.params, self._buf)
+        with engine_limits(lambda: self.fen(pos)):
+            return mg.generate_moves(*pos.as_int64(), self.rays, self.params, self._buf)
 
     def _row_to_move(self, i: int) -> Move:
         row = self._buf[i]

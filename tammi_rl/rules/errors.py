@@ -19,3 +19,8 @@ class MoveError(TammiError):
 
 class PdnError(TammiError):
     """A PDN game text cannot be read."""
+
+
+class EngineLimitError(TammiError):
+    """A position the compiled move generator cannot hold: more capture routes than its move
+    buffer or a longer capture chain than it tracks (only extreme, mostly unreachable boards)."""

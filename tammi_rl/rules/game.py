@@ -24,7 +24,7 @@ from tammi_rl.rules import draw_rules as dr
 from tammi_rl.rules import movegen as mg
 from tammi_rl.rules import turn as tm
 from tammi_rl.rules.actions import ActionCodec, codec_for
-from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.engine import Rules, engine_limits
 from tammi_rl.rules.errors import MoveError
 from tammi_rl.rules.position import BLACK, COLOR_NAMES, WHITE, Move, Position, from_int64
 from tammi_rl.rules.results import REASONS, DrawCounters, GameResult
@@ -67,7 +67,8 @@ class Game:
         self._tables = tm.build_tables(rules, max_plies)
         self._state, self._buf, self._history = tm.new_state()
         self._state[tm.S_BOARD : tm.S_SIDE + 1] = self.position.as_int64()
-        tm.begin_game(self._state, self._buf, self._tables, self._history)
+        with engine_limits(lambda: rules.fen(self.position)):
+            tm.begin_game(self._state, self._buf, self._tables, self._history)
         self._legal: list[Move] | None = None
         self._ended: GameResult | None = None
         """A result the players gave (resignation, agreement, adjudication on request)."""
@@ -149,7 +150,8 @@ class Game:
                 f"legal moves: {', '.join(self._describe(m) for m in legal)}"
             ) from None
         self._grow_history()
-        tm.play_row(self._state, self._buf, self._tables, self._history, row)
+        with engine_limits(lambda: f"{self.rules.fen(self.position)} after {self._describe(move)}"):
+            tm.play_row(self._state, self._buf, self._tables, self._history, row)
         self._record(move)
         return self.result
 
@@ -182,7 +184,8 @@ class Game:
         code = tm.HOP_ILLEGAL
         if 0 <= a < self.codec.n_actions:
             self._grow_history()
-            code = tm.play_hop(self._state, self._buf, self._tables, self._history, a)
+            with engine_limits(lambda: self.rules.fen(self.position)):
+                code = tm.play_hop(self._state, self._buf, self._tables, self._history, a)
         if code == tm.HOP_ILLEGAL:
             side = self.side
             what = self.codec.hop_text(side, a) if 0 <= a < self.codec.n_actions else "out of range"

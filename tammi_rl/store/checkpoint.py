@@ -138,9 +138,13 @@ def load_checkpoint(
 ) -> dict[str, Any]:
     """Read and check a checkpoint; ``variant``/``network`` (when given) must match it."""
     path = Path(path)
-    if not path.exists():
+    try:
+        found, is_file = path.exists(), path.is_file()
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise CheckpointError(f"{path}: cannot read ({exc.strerror})") from None
+    if not found:
         raise CheckpointError(f"{path}: no checkpoint there")
-    if not path.is_file():
+    if not is_file:
         raise CheckpointError(f"{path}: not a checkpoint file")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
