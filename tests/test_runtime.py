@@ -16,7 +16,7 @@ from tammi_rl.config import NetworkConfig, load_config
 from tammi_rl.env.observation import N_PLANES
 from tammi_rl.nn.model import build_model
 from tammi_rl.nn.runtime import OnnxRuntime, TorchRuntime, make_runtime, resolve_runtime
-from tammi_rl.players import parse_player_spec
+from tammi_rl.players import PlayerSpecError, parse_player_spec
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.store.checkpoint import capture_rng, make_checkpoint, save_checkpoint
@@ -109,7 +109,7 @@ def test_mcts_player_runtimes_agree(tmp_path) -> None:
     results = [p.analyse(game) for p in players]  # type: ignore[attr-defined]
     assert results[0].action == results[1].action
     assert np.allclose(results[0].policy, results[1].policy, atol=1e-3)
-    with pytest.raises(Exception, match="runtime must be one of"):
+    with pytest.raises(PlayerSpecError, match="runtime must be one of"):
         parse_player_spec(f"mcts:checkpoint={path},runtime=fast", rules)
 
 

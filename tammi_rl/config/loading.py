@@ -17,6 +17,7 @@ import yaml
 from tammi_rl.atomic import atomic_write_text
 from tammi_rl.config.fields import ConfigError, build, show
 from tammi_rl.config.schema import Config, validate
+from tammi_rl.rules.errors import read_user_text
 
 
 def _parse_yaml(text: str) -> Any:
@@ -59,14 +60,7 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
     source = "<defaults>"
     if path is not None:
         source = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise ConfigError(
-                f"{source}: cannot read config (not UTF-8 text: {exc.reason} at byte {exc.start})"
-            ) from None
-        except (OSError, ValueError) as exc:  # ValueError: a path with a NUL character
-            raise ConfigError(f"{source}: cannot read config ({getattr(exc, 'strerror', None) or exc})") from None
+        text = read_user_text(path, "config", ConfigError)
         try:
             data = _parse_yaml(text)
         except ValueError as exc:

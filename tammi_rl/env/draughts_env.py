@@ -37,7 +37,7 @@ from tammi_rl.rules import draw_rules as dr
 from tammi_rl.rules import movegen as mg
 from tammi_rl.rules import turn as tc
 from tammi_rl.rules.actions import ActionCodec, codec_for
-from tammi_rl.rules.engine import Rules, engine_limits
+from tammi_rl.rules.engine import Rules, engine_limit_error, engine_limits
 from tammi_rl.rules.errors import MoveError
 from tammi_rl.rules.game import Game, board_position, row_move
 from tammi_rl.rules.position import COLOR_NAMES, Move, Position
@@ -175,13 +175,7 @@ class DraughtsEnv(gym.Env):
         if self._done:
             raise RuntimeError("the episode is over; call reset() before step()")
         side = int(self._state[tc.S_SIDE])
-        a = action if type(action) is int else _as_int(action)
-        if 0 <= a < self._n_actions:
-            code = tc.play_hop(self._state, self._buf, self._tables, self._history, a)
-            if code == tc.HOP_COMPLETES:
-                self._complete()
-        else:
-            code = tc.HOP_ILLEGAL
+        code = self._play(action)
         if code == tc.HOP_ILLEGAL:
             if self.illegal_action == "raise":
                 raise IllegalActionError(self.illegal_action_message(action))
@@ -207,7 +201,10 @@ class DraughtsEnv(gym.Env):
         a = action if type(action) is int else _as_int(action)
         if not 0 <= a < self._n_actions:
             return tc.HOP_ILLEGAL
-        code = tc.play_hop(self._state, self._buf, self._tables, self._history, a)
+        try:
+            code = tc.play_hop(self._state, self._buf, self._tables, self._history, a)
+        except IndexError as exc:  # a limit of the move generator, in the next turn's moves
+            raise engine_limit_error(self.rules.fen(self.position), exc) from None
         if code == tc.HOP_COMPLETES:
             self._complete()
         return code

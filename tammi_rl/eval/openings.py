@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tammi_rl.alphabeta.driver import AlphaBeta, AlphaBetaConfig
 from tammi_rl.rules.engine import Rules
-from tammi_rl.rules.errors import MoveError, TammiError
+from tammi_rl.rules.errors import MoveError, TammiError, read_user_text
 from tammi_rl.rules.notation import format_move, parse_move
 from tammi_rl.rules.position import Move, Position
 from tammi_rl.rules.variant import ENVS_DIR
@@ -67,14 +67,7 @@ def parse_opening(rules: Rules, text: str) -> Opening:
 def read_openings(rules: Rules, path: str | Path) -> list[Opening]:
     """Openings from a file in the format above."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise TammiError(f"{path}: cannot read openings file ({exc.strerror})") from None
-    except UnicodeDecodeError as exc:
-        raise TammiError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except ValueError as exc:  # a NUL character in the path
-        raise TammiError(f"{path}: cannot read openings file ({exc})") from None
+    lines = read_user_text(path, "openings file", TammiError).splitlines()
     openings = []
     for number, line in enumerate(lines, 1):
         text = line.split("#", 1)[0].strip()

@@ -9,9 +9,8 @@ rules.perft(pos, 6)
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -63,13 +62,26 @@ def build_params(variant: Variant, geometry: Geometry) -> np.ndarray:
     return p
 
 
-@contextlib.contextmanager
-def engine_limits(where: Callable[[], str]) -> Iterator[None]:
-    """Turn the move generator's buffer overflows into an `EngineLimitError` naming ``where()``."""
-    try:
-        yield
-    except IndexError as exc:
-        raise EngineLimitError(f"{where()}: {exc} (a limit of the move generator)") from None
+def engine_limit_error(where: str, exc: IndexError) -> EngineLimitError:
+    """The error for a move-generator buffer overflow (``exc``) in position ``where``."""
+    return EngineLimitError(f"{where}: {exc} (a limit of the move generator)")
+
+
+class engine_limits:
+    """Context manager turning the move generator's buffer overflows into an `EngineLimitError`
+    naming ``where()`` (called only then). A class, not a generator: it wraps every `Game.play`."""
+
+    __slots__ = ("where",)
+
+    def __init__(self, where: Callable[[], str]) -> None:
+        self.where = where
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if kind is IndexError and isinstance(exc, IndexError):
+            raise engine_limit_error(self.where(), exc) from None
 
 
 class Rules:

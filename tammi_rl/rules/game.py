@@ -66,6 +66,7 @@ class Game:
         self.positions: list[Position] = [self.position]
         self._tables = tm.build_tables(rules, max_plies)
         self._state, self._buf, self._history = tm.new_state()
+        self._hops = np.empty(mg.MAX_MOVES, np.int64)  # scratch of `legal_hops`
         self._state[tm.S_BOARD : tm.S_SIDE + 1] = self.position.as_int64()
         with engine_limits(lambda: rules.fen(self.position)):
             tm.begin_game(self._state, self._buf, self._tables, self._history)
@@ -171,9 +172,8 @@ class Game:
         """Sorted hop actions legal now (`tammi_rl.rules.actions`); [] once the game is over."""
         if self.is_over:
             return []
-        out = np.empty(mg.MAX_MOVES, np.int64)
-        n = tm.state_legal_hops(self._state, self._buf, self._tables, out)
-        return sorted(out[:n].tolist())
+        n = tm.state_legal_hops(self._state, self._buf, self._tables, self._hops)
+        return sorted(self._hops[:n].tolist())
 
     def play_hop(self, action: int) -> Move | None:
         """Play one hop; return the whole move when this hop completes it (it is then in the

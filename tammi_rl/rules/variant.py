@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from tammi_rl.rules.errors import VariantError
+from tammi_rl.rules.errors import VariantError, read_user_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -207,14 +207,7 @@ def variant_from_dict(data: dict[str, Any], name: str, source: str = "<dict>") -
 def load_variant_file(path: str | Path) -> Variant:
     """Load and validate one variant TOML file."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise VariantError(f"{path}: cannot read variant file ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise VariantError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except ValueError as exc:  # a NUL character in the path
-        raise VariantError(f"{path}: cannot read variant file ({exc})") from exc
+    text = read_user_text(path, "variant file", VariantError)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
