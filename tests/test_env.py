@@ -152,8 +152,7 @@ def test_multi_capture_keeps_the_turn_and_shows_the_chain():
     assert obs[ob.OPP_MEN].sum() == 4  # jumped pieces stay until the chain ends
     action = next(a for a in env.legal_actions() if env.action_text(a) == "e5:g7")
     obs, reward, terminated, truncated, info = env.step(action)
-    assert info["to_play"] == "black" and env.last_move.captures == (
-        env.rules.square("d4"), env.rules.square("f6"))
+    assert info["to_play"] == "black" and env.last_move.captures == (env.rules.square("d4"), env.rules.square("f6"))
 
 
 @pytest.mark.parametrize("variant, continues", [("russian", True), ("english", False)])
@@ -324,8 +323,11 @@ def test_opponent_wrapper_with_alpha_beta():
     from tammi_rl.players import AlphaBetaPlayer
     from tammi_rl.alphabeta.driver import AlphaBetaConfig
 
-    env = OpponentWrapper(DraughtsEnv("english", max_plies=30), opponent=AlphaBetaPlayer(
-        DraughtsEnv("english").rules, AlphaBetaConfig(depth=2)), agent_color="random")
+    env = OpponentWrapper(
+        DraughtsEnv("english", max_plies=30),
+        opponent=AlphaBetaPlayer(DraughtsEnv("english").rules, AlphaBetaConfig(depth=2)),
+        agent_color="random",
+    )
     obs, info = env.reset(seed=0)
     steps = 0
     while True:
@@ -341,3 +343,17 @@ def test_made_env_exposes_action_masks():
     env = gymnasium.make("tammi/Russian-v0")
     _, info = env.reset(seed=0)
     np.testing.assert_array_equal(env.action_masks(), info["action_mask"])
+
+
+def test_turkish_chain_shows_captured_pieces_gone():
+    """Turkish removes each captured piece at once (the "Turkish strike"): mid-chain the jumped
+    man is already off the opponent's plane, while the JUMPED plane still marks it."""
+    env = DraughtsEnv("turkish")
+    obs, _ = env.reset(options={"fen": "W:Wd2:Bd3,d5,h7"})
+    assert obs[ob.OPP_MEN].sum() == 3
+    assert [env.action_text(a) for a in env.legal_actions()] == ["d2:d4"]
+    obs, _, terminated, _, info = env.step(env.legal_actions()[0])
+    assert info["to_play"] == "white" and not terminated  # the chain goes on over d5
+    assert obs[ob.OPP_MEN].sum() == 2 and obs[ob.JUMPED].sum() == 1 and obs[ob.CHAIN_PIECE].sum() == 1
+    jumped = np.argwhere(obs[ob.JUMPED] == 1)[0]
+    assert obs[ob.OPP_MEN][tuple(jumped)] == 0

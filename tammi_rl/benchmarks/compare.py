@@ -50,8 +50,8 @@ BENCHES = {
     "perft": Bench("bench_perft", (), 5, "M leaves/CPU s"),
     "env": Bench("bench_env", ("--seconds", "3"), 2, "steps/CPU s"),
     "alphabeta": Bench("bench_alphabeta", ("--seconds", "1"), 2, "nodes/CPU s"),
-    "mcts": Bench("bench_mcts", ("--games", "16"), 1, "uniform sims/s"),
-    "selfplay": Bench("bench_mcts", ("--games", "16"), 4, "self-play positions/s"),
+    "mcts": Bench("bench_mcts", ("--games", "32"), 1, "uniform sims/s"),
+    "selfplay": Bench("bench_mcts", ("--games", "32"), 4, "self-play positions/s"),
 }
 
 

@@ -5,8 +5,8 @@
     runtime.update(model)                         # new weights published
 
 Measured on the 2-core reference machine, one thread, the 3x32 network of the shipped
-configs: a forward at batch 32 takes 2.5 ms in torch eager mode and 1.15 ms in ONNX
-Runtime (0.46x); at batch 1, 0.34 ms against 0.05 ms; at batch 256, 28 ms against 9.5 ms
+configs: a forward at batch 32 takes 2.2 ms in torch eager mode and 1.13 ms in ONNX
+Runtime (0.51x); at batch 1, 0.32 ms against 0.05 ms; at batch 256, 19 ms against 9.6 ms
 (`python -m tammi_rl.benchmarks.bench_runtime`). So ``auto`` picks ONNX Runtime on the
 CPU and torch on CUDA. Every runtime gives the same logits and values to a stated
 tolerance (tests/test_runtime.py).
