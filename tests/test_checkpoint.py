@@ -18,7 +18,7 @@ TINY = NetworkConfig(blocks=1, channels=16, value_hidden=16)
 
 def _checkpoint(rules, network=TINY, variant="russian", worker=None):
     model = build_model(rules, network)
-    learner = Learner(model, TrainConfig(), total_steps=10)
+    learner = Learner(model, TrainConfig())
     gen = np.random.default_rng(5)
     return model, make_checkpoint(
         variant=variant, network=network, model=model, learner=learner.state_dict(),
@@ -44,7 +44,7 @@ def test_round_trip(tmp_path, russian):
     load_model_weights(other, back, path)
     for a, b in zip(model.state_dict().values(), other.state_dict().values()):
         assert torch.equal(a, b)
-    Learner(other, TrainConfig(), total_steps=10).load_state_dict(back["learner"])
+    Learner(other, TrainConfig()).load_state_dict(back["learner"])
 
 
 def test_rng_round_trip():

@@ -102,3 +102,18 @@ def test_resolved_config_round_trip(tmp_path):
 def test_min_samples_above_capacity_is_an_error():
     with pytest.raises(ConfigError, match="replay.min_samples"):
         load_config(None, ["replay.capacity=100", "replay.min_samples=200"])
+
+
+def test_retired_keys_still_load_with_a_warning_that_says_what_replaced_them(tmp_path):
+    from tammi_rl.config import ConfigWarning
+
+    old = tmp_path / "old.yaml"
+    old.write_text("train:\n  steps_per_iteration: 40\ndistributed:\n  max_restarts: 7\n  games_per_actor: 3\n")
+    with pytest.warns(ConfigWarning) as caught:
+        cfg = load_config(old)
+    texts = " | ".join(str(w.message) for w in caught)
+    assert "'train.steps_per_iteration' is retired" in texts and "train.replay_ratio" in texts
+    assert "'distributed.max_restarts' is retired and moved to selfplay.max_restarts" in texts
+    assert "'distributed.games_per_actor' is retired and ignored" in texts
+    assert str(old) in texts
+    assert cfg.selfplay.max_restarts == 7 and cfg.train.replay_ratio == 4.0

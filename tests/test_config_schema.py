@@ -61,7 +61,8 @@ def nested(flat: dict) -> dict:
 LEAVES = leaves()
 KEYS = [key for key, *_ in LEAVES]
 LIMITED = [(key, tp, spec) for key, _, tp, spec in LEAVES if spec.min is not None or spec.max is not None]
-CHOICES = [(key, spec) for key, _, _, spec in LEAVES if spec.choices is not None]
+CHOICES = [(key, spec) for key, _, _, spec in LEAVES if spec.choices is not None and spec.min is None]
+WORDS_OR_NUMBERS = [(key, spec) for key, _, tp, spec in LEAVES if tp == int | str]
 FLOATS = [key for key, _, tp, _ in LEAVES if tp is float]
 # Keys another key's rule depends on: set alongside so that only the key under test decides.
 COMPANIONS = {"replay.capacity": {"replay.min_samples": 0}}
@@ -107,6 +108,8 @@ def outside_and_at(tp, spec: Setting):
     """Pairs (value just outside a limit, value at the limit) for each declared bound."""
     pairs = []
     item = tp if typing_origin(tp) is not list else tp.__args__[0]
+    if item == int | str:  # a word or a number: the number's limits are an int's
+        item = tp = int
     for bound, exclusive, direction in ((spec.min, spec.min_exclusive, -1), (spec.max, spec.max_exclusive, 1)):
         if bound is None:
             continue
@@ -140,6 +143,19 @@ def test_every_numeric_limit_is_enforced(key, tp, spec):
         for part in key.split("."):
             value = value[part]
         assert value == at
+
+
+@pytest.mark.parametrize("key, spec", WORDS_OR_NUMBERS, ids=[k for k, _ in WORDS_OR_NUMBERS])
+def test_word_or_number_keys_take_their_words_and_whole_numbers_only(key, spec):
+    assert WORDS_OR_NUMBERS and spec.choices
+    for word in spec.choices:
+        config_from_dict(nested({key: word}))
+    config_from_dict(nested({key: 3}))
+    with pytest.raises(ConfigError, match=key_error(key) + ": must be auto, or a number >= 0, got 'nope'"):
+        config_from_dict(nested({key: "nope"}))
+    for bad in (2.5, True, [1]):
+        with pytest.raises(ConfigError, match=key_error(key) + ": expected an integer or a word"):
+            config_from_dict(nested({key: bad}))
 
 
 @pytest.mark.parametrize("key, spec", CHOICES, ids=[k for k, _ in CHOICES])
@@ -246,7 +262,7 @@ def test_describe_fields_covers_every_key():
     assert set(KEYS) == set(flat) and len(rows) == len(flat)
     specs = {key: spec for key, _, _, spec in LEAVES}
     for key, type_text, default, doc in rows:
-        assert type_text in ("int", "float", "bool", "str", "list[int]"), (key, type_text)
+        assert type_text in ("int", "float", "bool", "str", "list[int]", "int | str"), (key, type_text)
         assert yaml.safe_load(default) == flat[key] == json.loads(default), key
         assert doc.startswith(specs[key].doc), key
         limits = specs[key].limits_text()

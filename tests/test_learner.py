@@ -102,13 +102,14 @@ def test_value_only_sample_adds_no_policy_loss():
     assert m["loss/policy"] == pytest.approx(math.log(2))
 
 
-@pytest.mark.parametrize("optimizer", ["adamw", "sgd"])
-def test_fits_a_fixed_batch(russian, optimizer):
+@pytest.mark.parametrize("optimizer, precision", [("adamw", "fp32"), ("sgd", "fp32"), ("adamw", "bf16")])
+def test_fits_a_fixed_batch(russian, optimizer, precision):
     torch.manual_seed(0)
     model = build_model(russian, TINY)
     lr = 1e-2 if optimizer == "adamw" else 0.1
-    cfg = TrainConfig(optimizer=optimizer, lr=lr, lr_schedule="constant", batch_size=16, weight_decay=0.0)
-    learner = Learner(model, cfg, total_steps=30)
+    cfg = TrainConfig(optimizer=optimizer, lr=lr, lr_schedule="constant", batch_size=16, weight_decay=0.0,
+                      precision=precision)
+    learner = Learner(model, cfg)
     batch = random_batch(16, model.n_actions, seed=2)
     first = learner.step(batch)
     for _ in range(29):
@@ -121,27 +122,44 @@ def test_fits_a_fixed_batch(russian, optimizer):
         assert math.isfinite(last[key])
 
 
-def test_cosine_schedule_and_state_round_trip(russian):
+def test_cosine_schedule_follows_progress_and_state_round_trips(russian):
     model = build_model(russian, TINY)
     cfg = TrainConfig(lr=1e-2, lr_schedule="cosine", batch_size=8)
-    learner = Learner(model, cfg, total_steps=10)
+    learner = Learner(model, cfg)
     batch = random_batch(8, model.n_actions)
-    lrs = [learner.step(batch)["train/lr"] for _ in range(5)]
+    lrs = []
+    for progress in (0.0, 0.2, 0.4, 0.5):
+        learner.set_progress(progress)
+        lrs.append(learner.step(batch)["train/lr"])
     assert lrs[0] == pytest.approx(1e-2)
     assert all(a > b for a, b in zip(lrs, lrs[1:]))
     assert learner.lr == pytest.approx(0.5e-2)  # half way: cos(pi/2)
+    learner.set_progress(1.5)  # past the end: stays at 0, never negative
+    assert learner.lr == pytest.approx(0.0)
+    learner.set_progress(0.5)
     state = learner.state_dict()
-    other = Learner(build_model(russian, TINY), cfg, total_steps=10)
+    other = Learner(build_model(russian, TINY), cfg)
     other.model.load_state_dict(learner.model.state_dict())
     other.load_state_dict(state)
-    assert other.step_count == 5 and other.lr == pytest.approx(learner.lr)
+    other.set_progress(0.5)
+    assert other.step_count == 4 and other.lr == pytest.approx(learner.lr)
     a, b = learner.step(batch), other.step(batch)
     assert a["loss/total"] == pytest.approx(b["loss/total"], rel=1e-5)
 
 
+def test_constant_schedule_and_unknown_schedule(russian):
+    learner = Learner(build_model(russian, TINY), TrainConfig(lr=3e-3, lr_schedule="constant"))
+    learner.set_progress(0.9)
+    assert learner.lr == pytest.approx(3e-3)
+    bad = TrainConfig()
+    bad.lr_schedule = "linear"  # bypassing validation: the learner still refuses it
+    with pytest.raises(ValueError, match="unknown schedule 'linear'"):
+        Learner(build_model(russian, TINY), bad)
+
+
 def test_grad_clip(russian):
     model = build_model(russian, TINY)
-    learner = Learner(model, TrainConfig(grad_clip=1e-3, lr=1e-3, batch_size=8), total_steps=1)
+    learner = Learner(model, TrainConfig(grad_clip=1e-3, lr=1e-3, batch_size=8))
     before = [p.detach().clone() for p in model.parameters()]
     learner.step(random_batch(8, model.n_actions))
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
@@ -153,8 +171,33 @@ def test_train_from_source_averages(russian):
     model = build_model(russian, TINY)
     buf = ReplayBuffer(100, (11, 8, 8))
     buf.add(random_batch(40, model.n_actions))
-    learner = Learner(model, TrainConfig(batch_size=8), total_steps=3)
+    learner = Learner(model, TrainConfig(batch_size=8))
     metrics = learner.train(buf, 3, np.random.default_rng(0))
     assert learner.step_count == 3 and set(metrics) >= {"loss/policy", "loss/value", "value/accuracy"}
     weights = learner.weights()
     assert all(v.device.type == "cpu" for v in weights.values())
+
+
+def test_precision_choice():
+    from tammi_rl.train.learner import autocast_dtype
+
+    cpu = torch.device("cpu")
+    assert autocast_dtype("fp32", cpu) is None and autocast_dtype("bf16", cpu) is torch.bfloat16
+    native = torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    assert autocast_dtype("auto", cpu) is (torch.bfloat16 if native else None)
+    with pytest.raises(ValueError, match="unknown precision 'fp8'"):
+        autocast_dtype("fp8", cpu)
+
+
+def test_bf16_step_is_close_to_fp32_and_weights_stay_fp32(russian):
+    torch.manual_seed(0)
+    base = build_model(russian, TINY)
+    batch = random_batch(16, base.n_actions, seed=4)
+    losses = {}
+    for precision in ("fp32", "bf16"):
+        model = build_model(russian, TINY)
+        model.load_state_dict(base.state_dict())
+        learner = Learner(model, TrainConfig(batch_size=16, precision=precision))
+        losses[precision] = learner.step(batch)["loss/total"]
+        assert all(p.dtype == torch.float32 for p in model.parameters())
+    assert losses["bf16"] == pytest.approx(losses["fp32"], rel=0.02)

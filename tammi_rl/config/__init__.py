@@ -7,6 +7,7 @@
 
 from tammi_rl.config.fields import ConfigError
 from tammi_rl.config.loading import (
+    ConfigWarning,
     apply_overrides,
     config_from_dict,
     load_config,
@@ -31,6 +32,7 @@ __all__ = [
     "CheckpointConfig",
     "Config",
     "ConfigError",
+    "ConfigWarning",
     "DistributedConfig",
     "EvalConfig",
     "GatingConfig",

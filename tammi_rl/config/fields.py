@@ -12,8 +12,9 @@ enforces each field's type, limits and choices. `describe` lists every key with 
 type, default and documentation. All three raise `ConfigError` with a message that
 names the source (a file, ``<dict>``, ...) and the dotted key.
 
-Supported field types: ``bool``, ``int``, ``float``, ``str``, ``list[T]`` of those, and
-nested section dataclasses.
+Supported field types: ``bool``, ``int``, ``float``, ``str``, ``list[T]`` of those,
+``int | str`` (a number or one of a few words, such as ``auto``), and nested section
+dataclasses.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import functools
 import json
 import math
 import re
+import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,6 +58,8 @@ class Setting:
 
     def limits_text(self) -> str:
         """The limits in words, e.g. ``must be >= 1``, ``must be in (0, 0.5]``, ``one of: a, b``."""
+        if self.choices is not None and self.min is not None:  # a word or a number (int | str)
+            return f"{' or '.join(self.choices)}, or a number >= {_num(self.min)}"
         if self.choices is not None:
             return "one of: " + ", ".join(self.choices)
         if self.min is not None and self.max is not None:
@@ -68,9 +72,10 @@ class Setting:
         return ""
 
     def within(self, value: Any) -> bool:
-        """Whether a (type-checked) value meets the limits; NaN never does."""
-        if self.choices is not None and value not in self.choices:
-            return False
+        """Whether a (type-checked) value meets the limits; NaN never does. Choices limit
+        strings, min/max numbers (an ``int | str`` key has both)."""
+        if isinstance(value, str):
+            return self.choices is None or value in self.choices
         if self.min is not None and not (value > self.min if self.min_exclusive else value >= self.min):
             return False
         return self.max is None or (value < self.max if self.max_exclusive else value <= self.max)
@@ -155,8 +160,14 @@ def _where(source: str, dotted: str) -> str:
     return f"{source}: key '{dotted}'" if dotted else source
 
 
+def _is_int_or_word(tp: Any) -> bool:
+    return isinstance(tp, types.UnionType) and set(typing.get_args(tp)) == {int, str}
+
+
 def type_name(tp: Any) -> str:
-    """``int``, ``float``, ``list[int]``, ... as written in the dataclass."""
+    """``int``, ``float``, ``list[int]``, ``int | str``, ... as written in the dataclass."""
+    if _is_int_or_word(tp):
+        return "int | str"
     if typing.get_origin(tp) is list:
         return f"list[{type_name(typing.get_args(tp)[0])}]"
     return getattr(tp, "__name__", str(tp))
@@ -167,6 +178,12 @@ def coerce(value: Any, tp: Any, source: str, dotted: str) -> Any:
     """``value`` as type ``tp`` (ints accepted for floats, ``3e-4`` strings too), else `ConfigError`
     naming ``source`` and the dotted key (``eval.alphabeta_depths[1]`` for a list item)."""
     where = _where(source, dotted)
+    if _is_int_or_word(tp):
+        if isinstance(value, str):
+            return value
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: expected an integer or a word such as 'auto', got {show(value)}")
+        return coerce(value, int, source, dotted)
     if typing.get_origin(tp) is list:
         (item_tp,) = typing.get_args(tp)
         if not isinstance(value, list):
@@ -210,6 +227,8 @@ def _check_limits(value: Any, tp: Any, spec: Setting, source: str, dotted: str) 
     if spec.within(value):
         return
     where = _where(source, dotted)
+    if spec.choices is not None and spec.min is not None:
+        raise ConfigError(f"{where}: must be {spec.limits_text()}, got {show(value)}")
     if spec.choices is not None:
         raise ConfigError(f"{where}: got {show(value)}, allowed values: {', '.join(spec.choices)}")
     raise ConfigError(f"{where}: {spec.limits_text()}, got {show(value)}")

@@ -9,6 +9,7 @@ same dotted keys and YAML value syntax (``train.lr=3e-4``, ``eval.alphabeta_dept
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +50,47 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], source: str = "c
     return data
 
 
+class ConfigWarning(UserWarning):
+    """A config uses a retired key; it still loads (the warning says what replaced the key)."""
+
+
+RETIRED: dict[str, tuple[str | None, str]] = {
+    "train.steps_per_iteration": (
+        None,
+        "the learner is paced by train.replay_ratio (samples trained per new sample) instead; "
+        "the old 40 steps of 256 per ~2500-sample iteration is a ratio of about 4",
+    ),
+    "distributed.max_restarts": ("selfplay.max_restarts", "it now counts the deaths of workers and actors alike"),
+    "distributed.games_per_actor": (None, "actors now send their games as they finish them"),
+}
+"""Keys older configs (and old runs' config.yaml) may hold: dotted key -> (its new key, or
+None when it is dropped; why). Old runs resume, with a `ConfigWarning`."""
+
+
+def migrate_retired(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """Move or drop the `RETIRED` keys in a raw mapping, warning once per key found."""
+    if not isinstance(data, dict):
+        return data  # `build` says what is wrong with it
+    for old, (new, why) in RETIRED.items():
+        section, key = old.split(".")
+        node = data.get(section)
+        if not isinstance(node, dict) or key not in node:
+            continue
+        value = node.pop(key)
+        if new is not None:
+            new_section, new_key = new.split(".")
+            target = data.setdefault(new_section, {})
+            if isinstance(target, dict):
+                target.setdefault(new_key, value)
+        moved = f"moved to {new}" if new else "ignored"
+        warnings.warn(f"{source}: key '{old}' is retired and {moved}: {why}", ConfigWarning, stacklevel=3)
+    return data
+
+
 def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> Config:
-    """A validated `Config` from a raw mapping (missing keys keep their defaults)."""
-    return validate(build(Config, data, source), source)
+    """A validated `Config` from a raw mapping (missing keys keep their defaults; retired keys
+    are migrated with a `ConfigWarning`)."""
+    return validate(build(Config, migrate_retired(data, source), source), source)
 
 
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> Config:

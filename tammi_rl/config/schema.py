@@ -132,6 +132,25 @@ class SelfPlayConfig:
         "resignation.",
     )
     resign_min_plies: int = setting(20, "Plies a game must have reached before a side may resign.", min=0)
+    workers: int | str = setting(
+        "auto",
+        'Self-play worker processes beside the trainer: "auto" (one per CPU core this process may use), '
+        "a number, or 0 (self-play and learning take turns in the trainer process, exactly reproducible).",
+        min=0,
+        choices=("auto",),
+    )
+    max_restarts: int = setting(
+        3,
+        "Times one self-play worker (a process, or a Ray actor) may die and be replaced before the run "
+        "stops with an error naming it.",
+        min=0,
+    )
+    inference: str = setting(
+        "auto",
+        '"local" (each worker runs its own copy of the network), "server" (the workers\' positions go to '
+        'one inference process that batches across them, the GPU path) or "auto" (server on CUDA, else local).',
+        choices=("auto", "local", "server"),
+    )
     resign_playout_fraction: float = setting(
         0.1,
         "Share of would-be-resigned games played out to the end instead, to measure how often resigning was wrong.",
@@ -158,21 +177,32 @@ class TrainConfig:
 
     iterations: int = setting(
         100,
-        "Iterations in the whole run; each plays selfplay.games_per_iteration games "
-        "and then takes steps_per_iteration learning steps.",
+        "Iterations in the whole run: the unit of logging, evaluation and checkpoints; one ends each "
+        "time selfplay.games_per_iteration more games have finished.",
         min=1,
     )
     batch_size: int = setting(256, "Samples per learning step.", min=1)
-    steps_per_iteration: int = setting(
-        100, "Learning steps per iteration, once the buffer holds replay.min_samples.", min=1
+    replay_ratio: float = setting(
+        4.0,
+        "Samples trained per new self-play sample (learner steps x batch_size over positions played), "
+        "held by pacing the learner and, if it falls behind, self-play; counted from the run's start, "
+        "once the buffer holds replay.min_samples.",
+        min=0.0,
+        min_exclusive=True,
+        max=1e6,
+    )
+    publish_every: int = setting(
+        20,
+        "Learner steps between publications of the weights to the self-play workers (workers > 0); "
+        "each publication costs a worker about 35 ms (the 3x32 net's ONNX export).",
+        min=1,
     )
     optimizer: str = setting("adamw", '"adamw" (AdamW) or "sgd" (SGD with train.momentum).', choices=("adamw", "sgd"))
     lr: float = setting(1e-3, "Learning rate at the start of the schedule.", min=0.0, min_exclusive=True)
     lr_schedule: str = setting(
         "cosine",
-        '"cosine": the learning rate falls from train.lr to 0 over '
-        'iterations x steps_per_iteration steps; "constant": it stays at '
-        "train.lr.",
+        '"cosine": the learning rate falls from train.lr to 0 as the run goes from its first to its '
+        'last game (iterations x selfplay.games_per_iteration); "constant": it stays at train.lr.',
         choices=("cosine", "constant"),
     )
     weight_decay: float = setting(
@@ -190,6 +220,13 @@ class TrainConfig:
         "training.",
         min=0.0,
         max=1.0,
+    )
+    precision: str = setting(
+        "auto",
+        'Arithmetic of the learner\'s forward pass: "auto" (bf16 autocast where the hardware runs it '
+        'natively: CUDA, or a CPU with AVX512-BF16/AMX; else fp32), "fp32" or "bf16". Weights, '
+        "optimizer and loss stay fp32.",
+        choices=("auto", "fp32", "bf16"),
     )
     grad_clip: float = setting(
         5.0, "Largest gradient norm; a larger gradient is scaled down to it (0 or less disables clipping)."
@@ -294,12 +331,6 @@ class DistributedConfig:
         0.0,
         "GPUs (a fraction allowed) Ray reserves for each actor; above 0 the actor runs its network on CUDA.",
         min=0.0,
-    )
-    games_per_actor: int = setting(
-        0, "Games each actor plays per iteration; 0 splits selfplay.games_per_iteration among the actors.", min=0
-    )
-    max_restarts: int = setting(
-        3, "Times one actor may be replaced after dying before the run stops with an error.", min=0
     )
 
 

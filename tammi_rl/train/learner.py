@@ -1,6 +1,7 @@
 """Learner: optimises the policy-value network on replay samples.
 
-    learner = Learner(model, cfg.train, total_steps=cfg.train.iterations * cfg.train.steps_per_iteration)
+    learner = Learner(model, cfg.train)
+    learner.set_progress(games_done / games_in_run)    # the lr schedule follows the run's games
     metrics = learner.train(replay, n_steps, rng)      # averaged loss/*, policy/entropy, ...
     worker.set_weights(learner.weights())
 
@@ -18,6 +19,7 @@ no policy loss.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any, Protocol, cast
 
@@ -118,36 +120,65 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
     raise ValueError(f"train.optimizer: unknown optimizer {cfg.optimizer!r}")
 
 
-def make_scheduler(
-    optimizer: torch.optim.Optimizer, cfg: TrainConfig, total_steps: int
-) -> torch.optim.lr_scheduler.LambdaLR:
-    """``cosine``: lr decays from ``train.lr`` to 0 over ``total_steps``; ``constant``: fixed."""
-    total = max(1, total_steps)
-    if cfg.lr_schedule == "cosine":
+def lr_factor(schedule: str, progress: float) -> float:
+    """The lr multiplier at ``progress`` (0 at the run's first game, 1 at its last):
+    ``cosine`` falls from 1 to 0, ``constant`` stays 1.
 
-        def factor(step: int) -> float:
-            return 0.5 * (1.0 + math.cos(math.pi * min(step, total) / total))
-    elif cfg.lr_schedule == "constant":
+    The schedule follows games rather than learner steps because an asynchronous learner's
+    step count over a run is not known in advance (it follows self-play's speed).
+    """
+    if schedule == "cosine":
+        return 0.5 * (1.0 + math.cos(math.pi * min(max(progress, 0.0), 1.0)))
+    if schedule == "constant":
+        return 1.0
+    raise ValueError(f"train.lr_schedule: unknown schedule {schedule!r}")
 
-        def factor(step: int) -> float:
-            return 1.0
-    else:
-        raise ValueError(f"train.lr_schedule: unknown schedule {cfg.lr_schedule!r}")
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+def autocast_dtype(precision: str, device: torch.device) -> torch.dtype | None:
+    """The autocast dtype of the learner's forward for ``train.precision`` on ``device`` (None: fp32).
+
+    ``auto`` is bf16 where the hardware runs it natively: on CUDA (fp16 on a GPU without
+    bf16), and on a CPU whose oneDNN has bf16 kernels (AVX512-BF16 or AMX), where the 3x32
+    network's step at batch 256 measured 36 ms against 57 ms in fp32 (0.64x; 31 ms with
+    channels-last) and held-out losses matched fp32's within run-to-run noise.
+    """
+    if precision == "fp32":
+        return None
+    if precision == "bf16":
+        return torch.bfloat16
+    if precision != "auto":
+        raise ValueError(f"train.precision: unknown precision {precision!r}")
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if device.type == "cpu" and torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        return torch.bfloat16
+    return None
 
 
 class Learner:
     """Owns the training copy of the network, its optimizer and lr schedule, and the step count."""
 
-    def __init__(
-        self, model: nn.Module, cfg: TrainConfig, total_steps: int, device: torch.device | str = "cpu"
-    ) -> None:
+    def __init__(self, model: nn.Module, cfg: TrainConfig, device: torch.device | str = "cpu") -> None:
         self.device = torch.device(device)
         self.model = model.to(self.device)
         self.cfg = cfg
         self.optimizer = make_optimizer(self.model, cfg)
-        self.scheduler = make_scheduler(self.optimizer, cfg, total_steps)
+        self.amp_dtype = autocast_dtype(cfg.precision, self.device)
+        self.scaler: torch.amp.GradScaler | None = None
+        if self.amp_dtype == torch.float16:  # a GPU without bf16: fp16 needs a loss scaler
+            self.scaler = torch.amp.GradScaler("cuda")
+        self.channels_last = self.device.type == "cpu"
+        if self.channels_last:  # oneDNN's convolutions run faster on NHWC: 0.90x fp32, 0.85x bf16 step time
+            self.model.to(memory_format=torch.channels_last)
+        lr_factor(cfg.lr_schedule, 0.0)  # an unknown schedule fails here, not at the first step
         self.step_count = 0
+        self.set_progress(0.0)
+
+    def set_progress(self, progress: float) -> None:
+        """Set the learning rate for ``progress`` through the run (see `lr_factor`)."""
+        lr = self.cfg.lr * lr_factor(self.cfg.lr_schedule, progress)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
 
     @property
     def lr(self) -> float:
@@ -166,12 +197,30 @@ class Learner:
         """One optimisation step on ``batch``; returns its metrics (incl. ``train/lr``, ``train/grad_norm``)."""
         self.model.train()
         tensors = self._to_device(batch)
-        policy_logits, wdl_logits = self.model(tensors["obs"])
+        obs = tensors["obs"]
+        if self.channels_last:
+            obs = obs.contiguous(memory_format=torch.channels_last)
+        amp = (
+            torch.autocast(self.device.type, dtype=self.amp_dtype)
+            if self.amp_dtype is not None
+            else contextlib.nullcontext()
+        )
+        with amp:
+            policy_logits, wdl_logits = self.model(obs)
+        # The loss in fp32 (a no-op without autocast): log-softmax over a few hundred actions.
         loss, metrics = policy_value_loss(
-            policy_logits, wdl_logits, tensors, self.cfg.value_loss_weight, self.cfg.value_target_search_weight
+            policy_logits.float(),
+            wdl_logits.float(),
+            tensors,
+            self.cfg.value_loss_weight,
+            self.cfg.value_target_search_weight,
         )
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
+            self.scaler.unscale_(self.optimizer)  # clip and measure the true gradient
+        else:
+            loss.backward()
         if self.cfg.grad_clip > 0:
             norm = nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
         else:
@@ -181,8 +230,11 @@ class Learner:
             )
             norm = torch.sqrt(squares)
         metrics["train/lr"] = self.lr
-        self.optimizer.step()
-        self.scheduler.step()
+        if self.scaler is not None:
+            self.scaler.step(self.optimizer)  # skipped when the fp16 gradient overflowed
+            self.scaler.update()
+        else:
+            self.optimizer.step()
         self.step_count += 1
         metrics["train/grad_norm"] = float(norm)
         return metrics
@@ -200,14 +252,14 @@ class Learner:
         return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
 
     def state_dict(self) -> dict[str, Any]:
-        """Optimizer, schedule and step count (the weights are saved separately)."""
-        return {
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "step": self.step_count,
-        }
+        """Optimizer state and step count (the weights are saved separately; the learning rate
+        follows from the run's progress)."""
+        return {"optimizer": self.optimizer.state_dict(), "step": self.step_count}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore `state_dict` (an older checkpoint's ``scheduler`` entry is not needed)."""
+        lrs = [group["lr"] for group in self.optimizer.param_groups]
         self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
+        for group, lr in zip(self.optimizer.param_groups, lrs, strict=True):
+            group["lr"] = lr
         self.step_count = int(state["step"])
