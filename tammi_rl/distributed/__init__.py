@@ -1,8 +1,10 @@
-"""Distributed self-play: the same self-play workers on Ray actors, for more than one machine.
+"""Self-play beside the learner: worker pools on this machine or on a Ray cluster.
 
-`tammi_rl.distributed.ray_backend` runs self-play workers as Ray actors behind the
-trainer's `SelfPlayBackend` interface; the learner stays on the driver. Nothing here
-imports Ray at package import time, so ``import tammi_rl`` works without it.
+`tammi_rl.distributed.pool` states what the asynchronous trainer needs from a pool;
+`processes` runs the workers as processes on this machine (weights through the
+shared-memory board of `weights`), `ray_backend` as Ray actors, and `inference` holds the
+GPU inference server that batches the workers' positions. Nothing here imports Ray at
+package import time, so ``import tammi_rl`` works without it.
 """
 
 from __future__ import annotations

@@ -259,7 +259,12 @@ class SelfPlayWorker:
             "black_win": black / n if n else 0.0,
             "resigned": float(resigned),
             "resign_false_positive_rate": false_pos / playouts if playouts else 0.0,
+            "resign_playouts": float(playouts),
+            "resign_false_positives": float(false_pos),
             "mean_nn_batch": search.nn_positions / search.nn_calls if search.nn_calls else 0.0,
             "nn_time_share": search.nn_seconds / seconds if seconds > 0 else 0.0,
+            "nn_seconds": search.nn_seconds,
+            "nn_calls": float(search.nn_calls),
+            "nn_positions": float(search.nn_positions),
         }
         return SelfPlayResult(samples, [s.game for s in slots], stats)

@@ -3,29 +3,34 @@
     summary = train(load_config("configs/russian.yaml"))
     summary = train(resume_config("runs/russian", ["train.iterations=200"]), resume_dir="runs/russian")
 
-One iteration: the self-play worker plays ``selfplay.games_per_iteration`` games with the
-current weights; their samples go into the replay buffer; once it holds
-``replay.min_samples`` the learner takes ``train.steps_per_iteration`` steps and the new
-weights are published to the worker; every ``eval.every`` iterations the network plays
-alpha-beta; everything is logged to TensorBoard and a status line is printed; every
-``checkpoint.every`` iterations (and after the last) the replay snapshot, the checkpoint
-and sample games are written.
+Two loops share everything but the schedule:
 
-The worker and the learner sit behind small interfaces (`SelfPlayBackend`,
-`tammi_rl.train.learner.SampleSource`) and the worker is made by a factory, so a
-distributed backend (Ray actors) can replace the local loop's
-parts without rewriting them.
+- **Asynchronous** (``selfplay.workers`` auto or N, or ``distributed.backend: ray``): a
+  `WorkerPool` of processes (or Ray actors) plays all the time and sends games as they
+  finish; the trainer puts them in the replay buffer and trains whenever the replay ratio
+  (`tammi_rl.train.pacing`) says a step is owed, publishing the weights every
+  ``train.publish_every`` steps. An iteration ends each time ``games_per_iteration``
+  more games have arrived; it is still the unit of logging, evaluation and checkpoints.
+- **Synchronous** (``selfplay.workers: 0``): the in-process worker plays an iteration's
+  games, then the learner takes the steps owed, then the weights are published. Exactly
+  reproducible: a resumed run plays the same games as an uninterrupted one.
 
-Resuming restores weights, optimizer, lr schedule, counters, every RNG, the worker's
-state and the replay buffer (lined up with the checkpoint: samples added after it are
-dropped), so a killed run loses only the iterations after its last checkpoint.
+Every ``eval.every`` iterations the network plays alpha-beta; everything is logged to
+TensorBoard (`tammi_rl.train.telemetry` for throughput and time shares) and a status line
+is printed; every ``checkpoint.every`` iterations (and after the last, and on Ctrl-C in the
+asynchronous loop) the replay snapshot, the checkpoint and sample games are written.
+
+Resuming restores weights, optimizer, counters, every RNG, the in-process worker's games
+(synchronous loop) and the replay buffer (lined up with the checkpoint: samples added
+after it are dropped), so a killed run loses only what came after its last checkpoint.
+An asynchronous run's workers start new games on resume (from seeds that depend on the
+iteration, so they do not replay the first run's games).
 """
 
 from __future__ import annotations
 
 import random
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,7 +40,9 @@ import numpy as np
 import torch
 
 from tammi_rl.config import Config, load_config
-from tammi_rl.distributed.ray_backend import ray_worker
+from tammi_rl.distributed import ray_backend
+from tammi_rl.distributed.pool import WorkerPool, merge_stats, worker_seed
+from tammi_rl.distributed.processes import ProcessPool, cpu_workers
 from tammi_rl.env.observation import ObservationEncoder
 from tammi_rl.nn.model import build_model, resolve_device
 from tammi_rl.rules.engine import Rules
@@ -46,7 +53,9 @@ from tammi_rl.store.rundir import RunDir, open_run
 from tammi_rl.train.evaluate import evaluate_vs_alphabeta, gate_vs_incumbent
 from tammi_rl.train.learner import Learner
 from tammi_rl.train.logging import RunLogger
+from tammi_rl.train.pacing import ReplayRatio
 from tammi_rl.train.replay import ReplayBuffer, ReplayError
+from tammi_rl.train.telemetry import IterationMeter, status_parts
 
 PDN_GAMES_PER_CHECKPOINT = 16
 
@@ -64,18 +73,27 @@ class SelfPlayBackend(Protocol):
 
 
 WorkerFactory = Callable[[Rules, Config, torch.device, int], SelfPlayBackend]
+PoolFactory = Callable[[Config, int], WorkerPool]
+"""(config, epoch: the iteration the loop starts at) -> a started-on-publish `WorkerPool`."""
 
 
 def local_worker(rules: Rules, cfg: Config, device: torch.device, seed: int) -> SelfPlayBackend:
-    """The in-process self-play worker."""
+    """The in-process self-play worker (the synchronous loop)."""
     return SelfPlayWorker(rules, cfg, device, seed)
 
 
-def backend_factory(cfg: Config) -> WorkerFactory:
-    """The factory ``cfg.distributed.backend`` names; Ray is imported only when a "ray" backend starts."""
+def worker_count(cfg: Config) -> int:
+    """Self-play workers beside the trainer: Ray actors, or ``selfplay.workers`` processes (0: none)."""
     if cfg.distributed.backend == "ray":
-        return ray_worker
-    return local_worker
+        return cfg.distributed.num_actors
+    return cpu_workers(cfg.selfplay.workers)
+
+
+def default_pool(cfg: Config, epoch: int) -> WorkerPool:
+    """The pool ``cfg`` asks for; Ray is imported only when a Ray pool starts."""
+    if cfg.distributed.backend == "ray":
+        return ray_backend.RayPool(cfg, seed=cfg.seed, epoch=epoch)
+    return ProcessPool(cfg, worker_count(cfg), seed=cfg.seed, epoch=epoch)
 
 
 @dataclass
@@ -89,6 +107,8 @@ class Counters:
     """Samples produced by self-play."""
     samples_trained: int = 0
     """Samples drawn by the learner (steps x batch size)."""
+    worker_restarts: int = 0
+    """Self-play workers (processes or actors) replaced after dying."""
     replay_total_added: int = 0
     eval_scores: dict[int, float] = field(default_factory=dict)
     """The last evaluation's score per alpha-beta depth."""
@@ -131,7 +151,8 @@ def _game_pdn(rules: Rules, game: GameRecord, run: str, iteration: int, index: i
 def _status(
     cfg: Config,
     c: Counters,
-    stats: dict[str, float],
+    telemetry: dict[str, float],
+    mean_batch: float,
     metrics: dict[str, float],
     buffer: int,
     seconds: float,
@@ -140,7 +161,7 @@ def _status(
     parts = [
         f"[{cfg.run_name}] iter {c.iteration}/{cfg.train.iterations}",
         f"games {c.games}",
-        f"{stats.get('positions_per_s', 0.0):.1f} pos/s",
+        *status_parts(telemetry, mean_batch),
         f"buffer {buffer}",
     ]
     if metrics:
@@ -163,6 +184,7 @@ class Trainer:
         resume_dir: str | Path | None = None,
         worker_factory: WorkerFactory | None = None,
         out: TextIO | None = None,
+        pool_factory: PoolFactory | None = None,
     ) -> None:
         self.cfg = cfg
         self.out = out or sys.stdout
@@ -175,11 +197,18 @@ class Trainer:
         self.rules = Rules.for_variant(cfg.variant)
         self.device = resolve_device(cfg.device)
         self.obs_shape = ObservationEncoder.for_rules(self.rules).shape
-        total_steps = cfg.train.iterations * cfg.train.steps_per_iteration
-        self.learner = Learner(build_model(self.rules, cfg.network), cfg.train, total_steps, self.device)
+        self.learner = Learner(build_model(self.rules, cfg.network), cfg.train, self.device)
         self.replay = ReplayBuffer(cfg.replay.capacity, self.obs_shape)
         self.sample_rng = np.random.default_rng(cfg.seed + 1)
-        self.worker = (worker_factory or backend_factory(cfg))(self.rules, cfg, self.device, cfg.seed)
+        self.pace = ReplayRatio(cfg.train.replay_ratio, cfg.train.batch_size, cfg.replay.min_samples)
+        self.asynchronous = worker_count(cfg) > 0
+        self.pool_factory = pool_factory or default_pool
+        self.pool: WorkerPool | None = None
+        self.worker: SelfPlayBackend | None = None
+        """The in-process worker of the synchronous loop (None in the asynchronous one)."""
+        if not self.asynchronous:
+            self.worker = (worker_factory or local_worker)(self.rules, cfg, self.device, cfg.seed)
+        self.weights_version = 0
         self.counters = Counters()
         self.resumed_from: Path | None = None
         self.eval_elo: float | None = None
@@ -192,7 +221,8 @@ class Trainer:
             self.run.prepare(cfg, resume=True)
         if cfg.eval.gating.enabled and self.selfplay_weights is None:
             self.selfplay_weights = self.learner.weights()
-        self.worker.set_weights(self.selfplay_weights or self.learner.weights())
+        if self.worker is not None:
+            self.worker.set_weights(self.selfplay_weights or self.learner.weights())
 
     # --- resume ---------------------------------------------------------------------
     def _say(self, text: str) -> None:
@@ -210,8 +240,17 @@ class Trainer:
         counters = dict(ckpt["counters"])
         counters["eval_scores"] = {int(k): float(v) for k, v in counters.get("eval_scores", {}).items()}
         self.counters = Counters(**counters)
-        if ckpt.get("worker") is not None:
-            self.worker.load_state_dict(ckpt["worker"])
+        saved_worker = ckpt.get("worker") or {}
+        if self.worker is not None:
+            if "rng" not in saved_worker:  # an asynchronous run's checkpoint: new games, from a new seed
+                seed = worker_seed(self.cfg.seed, 0, 0, self.counters.iteration)
+                saved_worker = {"rng": np.random.default_rng(seed).bit_generator.state, "games": []}
+            self.worker.load_state_dict(saved_worker)
+        elif saved_worker.get("games"):
+            self._say(
+                f"note: the {len(saved_worker['games'])} self-play games in progress at the checkpoint "
+                "are not continued (the workers start new ones)"
+            )
         if ckpt.get("selfplay_model") is not None:
             self.selfplay_weights = ckpt["selfplay_model"]
         if ckpt.get("rng") is not None:
@@ -257,59 +296,183 @@ class Trainer:
         try:
             if fresh:
                 logger.config(cfg.to_dict(), cfg.eval.alphabeta_depths)
-            for it in range(self.counters.iteration + 1, cfg.train.iterations + 1):
-                metrics = self.iteration(it, logger)
+            if self.asynchronous:
+                metrics = self._run_async(logger)
+            else:
+                for it in range(self.counters.iteration + 1, cfg.train.iterations + 1):
+                    metrics = self.iteration(it, logger)
         finally:
             logger.close()
-            close = getattr(self.worker, "close", None)  # remote backends stop their actors
-            if close is not None:
-                close()
         return TrainSummary(self.run.root, self.counters, self.learner.step_count, metrics, self.resumed_from)
 
+    def progress(self) -> float:
+        """How far the run is, by games (0 to 1): what the lr schedule follows."""
+        sp = self.cfg.selfplay
+        return self.counters.games / (self.cfg.train.iterations * sp.games_per_iteration)
+
+    # --- the synchronous loop ---------------------------------------------------------
     def iteration(self, it: int, logger: Any) -> dict[str, float]:
-        """One iteration (see the module docstring); returns the learner's metrics (empty before learning)."""
+        """One synchronous iteration (see the module docstring); returns the learner's metrics
+        (empty before learning)."""
         cfg, c = self.cfg, self.counters
-        t0 = time.perf_counter()
+        assert self.worker is not None
+        meter = IterationMeter()
+        positions0, trained0 = c.positions, c.samples_trained
         result = self.worker.play(cfg.selfplay.games_per_iteration)
+        meter.add_selfplay(result.stats)
         self.replay.add(result.samples)
         c.games += int(result.stats.get("games", len(result.games)))
         c.positions += len(result.samples)
         c.replay_total_added = self.replay.total_added
         metrics: dict[str, float] = {}
-        if len(self.replay) >= cfg.replay.min_samples:
-            metrics = self.learner.train(self.replay, cfg.train.steps_per_iteration, self.sample_rng)
-            c.samples_trained += cfg.train.steps_per_iteration * cfg.train.batch_size
-            self.publish(it, logger)
+        steps = self.pace.steps_owed(c.positions, c.samples_trained, len(self.replay))
+        if steps:
+            self.learner.set_progress(self.progress())
+            with meter.timing("learner"):
+                metrics = self.learner.train(self.replay, steps, self.sample_rng)
+            c.samples_trained += steps * cfg.train.batch_size
+            self.publish(it, logger, gate=True)
+        return self._end_iteration(it, logger, meter, result.stats, result.games, metrics, positions0, trained0)
+
+    # --- the asynchronous loop --------------------------------------------------------
+    def _run_async(self, logger: Any) -> dict[str, float]:
+        """Iterations with self-play in a `WorkerPool` (see the module docstring)."""
+        cfg, c = self.cfg, self.counters
+        self.pool = self.pool_factory(cfg, c.iteration)
+        restarts0 = c.worker_restarts
+        metrics: dict[str, float] = {}
+        try:
+            self.pool.publish(self.selfplay_weights or self.learner.weights(), self.weights_version)
+            for it in range(c.iteration + 1, cfg.train.iterations + 1):
+                metrics = self._async_iteration(it, logger, restarts0)
+        except KeyboardInterrupt:
+            self._say(f"interrupted: stopping the self-play workers and writing a checkpoint (iteration {c.iteration})")
+            self.pool.close()
+            c.worker_restarts = restarts0 + self.pool.restarts
+            c.replay_total_added = self.replay.total_added
+            path = self.checkpoint(c.iteration, [], logger)
+            self._say(f"saved {path}; continue with: tammi-rl train --resume {self.run.root}")
+            raise
+        finally:
+            self.pool.close()
+        return metrics
+
+    def _async_iteration(self, it: int, logger: Any, restarts0: int) -> dict[str, float]:
+        """Receive games and train as the replay ratio says until ``games_per_iteration`` more games arrived."""
+        cfg, c, pool = self.cfg, self.counters, self.pool
+        assert pool is not None
+        meter = IterationMeter()
+        positions0, trained0 = c.positions, c.samples_trained
+        parts: list[dict[str, float]] = []
+        games: list[GameRecord] = []
+        sums: dict[str, float] = {}
+        steps = 0
+        received = 0
+        while received < cfg.selfplay.games_per_iteration:
+            timeout = 0.25  # nothing owed: wait for games
+            if self.pace.steps_owed(c.positions, c.samples_trained, len(self.replay)):
+                self._learn_step(meter, sums)
+                steps += 1
+                if self.learner.step_count % cfg.train.publish_every == 0:
+                    self.publish(it, logger, gate=False)
+                if self.pace.learner_behind(c.positions, c.samples_trained, len(self.replay)):
+                    continue  # hold self-play back: its messages wait in the pipes
+                timeout = 0.0
+            with meter.timing("wait" if timeout else "receive"):
+                deliveries = pool.poll(timeout)
+            for delivery in deliveries:
+                result = delivery.result
+                self.replay.add(result.samples)
+                n = int(result.stats.get("games", len(result.games)))
+                c.games += n
+                c.positions += len(result.samples)
+                received += n
+                parts.append(result.stats)
+                games.extend(result.games[: max(0, PDN_GAMES_PER_CHECKPOINT - len(games))])
+        if it == cfg.train.iterations:  # the last iteration: train what is still owed
+            for _ in range(self.pace.steps_owed(c.positions, c.samples_trained, len(self.replay))):
+                self._learn_step(meter, sums)
+                steps += 1
+        c.replay_total_added = self.replay.total_added
+        c.worker_restarts = restarts0 + pool.restarts
+        if cfg.eval.gating.enabled:
+            self.publish(it, logger, gate=True)
+        stats = merge_stats(parts, meter.wall())
+        stats["workers"] = float(pool.size)
+        stats["worker_restarts"] = float(c.worker_restarts)
+        meter.add_selfplay(stats)
+        metrics = {key: value / steps for key, value in sums.items()} if steps else {}
+        return self._end_iteration(it, logger, meter, stats, games, metrics, positions0, trained0)
+
+    def _learn_step(self, meter: IterationMeter, sums: dict[str, float]) -> None:
+        """One learner step on a replay batch; its metrics are added to ``sums``."""
+        batch = self.cfg.train.batch_size
+        self.learner.set_progress(self.progress())
+        with meter.timing("learner"):
+            metrics = self.learner.step(self.replay.sample(batch, self.sample_rng))
+        for key, value in metrics.items():
+            sums[key] = sums.get(key, 0.0) + value
+        self.counters.samples_trained += batch
+
+    # --- both loops -------------------------------------------------------------------
+    def _end_iteration(
+        self,
+        it: int,
+        logger: Any,
+        meter: IterationMeter,
+        stats: dict[str, float],
+        games: list[GameRecord],
+        metrics: dict[str, float],
+        positions0: int,
+        trained0: int,
+    ) -> dict[str, float]:
+        """Evaluate, log, checkpoint and print the status line for the iteration just played."""
+        cfg, c = self.cfg, self.counters
         evaluated = bool(cfg.eval.every) and it % cfg.eval.every == 0
         if evaluated:
-            c.eval_scores = self.evaluate(it)
+            with meter.timing("eval"):
+                c.eval_scores = self.evaluate(it)
             logger.evaluation(c.eval_scores, it)
             if self.eval_elo is not None:
                 logger.scalars({"eval/elo": self.eval_elo}, it)
         c.iteration = it
-        logger.selfplay(result.stats, it)
+        if it % cfg.checkpoint.every == 0 or it == cfg.train.iterations:
+            with meter.timing("checkpoint"):
+                self.checkpoint(it, games, logger)
+        telemetry = meter.summary(
+            c.positions - positions0, c.samples_trained - trained0, self.pace.held(c.positions, c.samples_trained)
+        )
+        logger.selfplay(stats, it)
         logger.learner(metrics, it)
+        logger.scalars(telemetry, it)
         logger.scalars(
             {
                 "train/learner_step": self.learner.step_count,
                 "replay/size": len(self.replay),
                 "selfplay/total_games": c.games,
+                "selfplay/worker_restarts": c.worker_restarts,
             },
             it,
         )
-        if it % cfg.checkpoint.every == 0 or it == cfg.train.iterations:
-            self.checkpoint(it, result.games, logger)
         logger.flush()
-        self._say(_status(cfg, c, result.stats, metrics, len(self.replay), time.perf_counter() - t0, evaluated))
+        self._say(_status(cfg, c, telemetry, meter.mean_batch(), metrics, len(self.replay), meter.wall(), evaluated))
         return metrics
 
-    def publish(self, it: int, logger: Any) -> None:
-        """Send the learner's weights to self-play; under gating only when they pass the SPRT gate."""
+    def _send_weights(self, weights: dict) -> None:
+        self.weights_version += 1
+        if self.worker is not None:
+            self.worker.set_weights(weights)
+        elif self.pool is not None:
+            self.pool.publish(weights, self.weights_version)
+
+    def publish(self, it: int, logger: Any, gate: bool) -> None:
+        """Send the learner's weights to self-play; under gating only when they pass the SPRT
+        gate, which runs (``gate``) once per ``eval.gating.every`` iterations."""
         gating = self.cfg.eval.gating
         if not gating.enabled:
-            self.worker.set_weights(self.learner.weights())
+            self._send_weights(self.learner.weights())
             return
-        if it % gating.every != 0:
+        if not gate or it % gating.every != 0:
             return
         assert self.selfplay_weights is not None  # set in __init__ whenever gating is enabled
         incumbent = build_model(self.rules, self.cfg.network)
@@ -328,7 +491,7 @@ class Trainer:
         logger.scalars({"gate/accepted": float(accepted), "gate/games": float(result.games)}, it)
         if accepted:
             self.selfplay_weights = self.learner.weights()
-            self.worker.set_weights(self.selfplay_weights)
+            self._send_weights(self.selfplay_weights)
 
     def evaluate(self, it: int) -> dict[int, float]:
         result = evaluate_vs_alphabeta(
@@ -355,7 +518,7 @@ class Trainer:
             learner=self.learner.state_dict(),
             counters=asdict(self.counters),
             rng=capture_rng(self.sample_rng),
-            worker=self.worker.state_dict(),
+            worker=self.worker.state_dict() if self.worker is not None else {"pool": {"workers": worker_count(cfg)}},
             config=cfg.to_dict(),
         )
         if self.selfplay_weights is not None:
@@ -376,6 +539,7 @@ def train(
     *,
     worker_factory: WorkerFactory | None = None,
     out: TextIO | None = None,
+    pool_factory: PoolFactory | None = None,
 ) -> TrainSummary:
     """Train from ``cfg`` (or continue the run in ``resume_dir``); see the module docstring."""
-    return Trainer(cfg, resume_dir, worker_factory, out).run_loop()
+    return Trainer(cfg, resume_dir, worker_factory, out, pool_factory).run_loop()
