@@ -1,23 +1,25 @@
-"""Self-play on Ray actors: a `SelfPlayBackend` for the trainer.
+"""Self-play on Ray actors, for more than one machine: `RayPool`, a `WorkerPool`.
 
     cfg = load_config("configs/russian.yaml", ["distributed.backend=ray", "distributed.address=auto"])
-    train(cfg)   # the trainer picks this backend from cfg.distributed.backend
+    train(cfg)   # the trainer builds RayPool(cfg, seed=cfg.seed, epoch=...) from cfg.distributed
 
-Each actor wraps one `SelfPlayWorker` (batched self-play, its own network copy and
-RNG). The learner stays on the driver: `set_weights` puts the weights in Ray's object
-store once per publish and the actors fetch them lazily (only when their version is
-behind); `play(n)` splits the games among the actors and concatenates their sample
-batches, in actor order, for the driver's replay buffer.
+Each of ``distributed.num_actors`` actors wraps one `SelfPlayWorker` (its own network
+copy, compiled search and RNG; on CUDA when ``gpus_per_actor`` > 0 and the node has
+one) and plays all the time, like a `ProcessPool` worker: the pool keeps exactly one
+``play`` call outstanding per actor, each finishing a few games (`GAMES_PER_MESSAGE`),
+and answers every reply at once with the next call. The learner stays on the driver:
+`publish` puts the weights in Ray's object store once and every later call carries the
+reference; an actor fetches it only when its version is behind. Back-pressure is the
+same as with processes: a reply the trainer has not polled waits in the object store
+and its actor waits with it. Actors are spread over the cluster's nodes (``SPREAD``).
 
-Fault tolerance: an actor that dies (node lost, OOM, `ray.kill`) is replaced by a new
-one, seeded from (seed, actor, generation), and its whole share is sent again. Every
-request carries a `BatchId` (actor, generation, request counter); each share is taken
-from exactly one reply, whose id must match the request, so no batch is counted twice,
-and a share is only dropped by raising. After ``distributed.max_restarts`` replacements
-of one actor the run stops with `DistributedError`.
-
-`state_dict()` holds every actor's RNG state (and, under ``rng``, actor 0's, so the
-local backend can resume a Ray run and the other way round).
+Faults: an actor that dies (its node lost, out of memory, `ray.kill`) is replaced by a
+new one seeded from (seed, slot, generation, epoch); the games it had not sent are played
+again. Every call carries a sequence number and a reply is taken only for the call
+outstanding on its slot and generation, so nothing is counted twice. After
+``selfplay.max_restarts`` deaths of one slot `poll` raises `WorkerDiedError` naming it; a
+Python error inside an actor raises it at once, with the actor's traceback (it would
+recur). Ray itself is imported only when a pool starts.
 """
 
 from __future__ import annotations
@@ -31,32 +33,28 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 from tammi_rl.config import Config
 from tammi_rl.distributed import RAY_INSTALL_HINT
-from tammi_rl.env.observation import ObservationEncoder
+from tammi_rl.distributed.pool import Delivery, WorkerDiedError, portable_games, worker_seed
+from tammi_rl.distributed.processes import GAMES_PER_MESSAGE
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.rules.position import Move, Position
-from tammi_rl.rules.results import GameResult
-from tammi_rl.rules.variant import Variant
-from tammi_rl.selfplay.samples import SampleBatch
-from tammi_rl.selfplay.worker import GameRecord, SelfPlayResult, SelfPlayWorker
+from tammi_rl.selfplay.worker import SelfPlayResult, SelfPlayWorker
 
 START_TIMEOUT_S = 600.0
 """How long a new actor may take to start (waiting for free CPUs included)."""
 
 
 class DistributedError(TammiError):
-    """The Ray backend cannot go on (Ray missing, actors cannot start or keep dying)."""
+    """The Ray pool cannot go on (Ray missing or unreachable, actors that cannot start)."""
 
 
 def import_ray() -> Any:
     """Import Ray, or raise `DistributedError` saying how to install it."""
     try:
-        import ray  # lazy: Ray is an optional extra, imported only when a Ray backend starts
+        import ray  # lazy: Ray is an optional extra, imported only when a Ray pool starts
     except ImportError as exc:
         raise DistributedError(
             f"distributed.backend=ray needs Ray, which is not installed ({exc}); install it with: {RAY_INSTALL_HINT}"
@@ -64,136 +62,102 @@ def import_ray() -> Any:
     return ray
 
 
-@dataclass(frozen=True)
-class BatchId:
-    """Names one self-play request: which actor (and which incarnation of it) and which call."""
-
-    actor: int
-    generation: int
-    request: int
-
-
-@dataclass
-class PlayedGame:
-    """A finished game without its `Rules` (which would make every reply ~0.5 MB):
-    what the trainer needs for PDN (moves, positions, result)."""
-
-    moves: list[Move]
-    positions: list[Position]
-    result: GameResult | None
-
-
-def actor_seed(seed: int, actor: int, generation: int) -> int:
-    """Independent, reproducible seed for one incarnation of one actor."""
-    return int(np.random.SeedSequence([seed, actor, generation]).generate_state(1)[0])
-
-
 class SelfPlayActor:
-    """The body of one Ray actor: a `SelfPlayWorker` plus the weight version it holds."""
+    """The body of one Ray actor: a `SelfPlayWorker` and the weights version it holds."""
 
-    def __init__(self, variant: Variant, cfg: Config, seed: int, device: str, threads: int) -> None:
-        if threads > 0:
-            torch.set_num_threads(threads)
+    def __init__(self, cfg: Config, seed: int, device: str, threads: int) -> None:
+        torch.set_num_threads(max(1, threads))
         if device != "cpu" and not torch.cuda.is_available():
             device = "cpu"
-        self.worker = SelfPlayWorker(Rules.for_variant(variant), cfg, torch.device(device), seed)
+        self.worker = SelfPlayWorker(Rules.for_variant(cfg.variant), cfg, torch.device(device), seed)
         self.version = -1
 
-    def ready(self) -> bool:
-        return True
+    def ready(self) -> str:
+        """The id of the node this actor runs on (answered once it is constructed)."""
+        import ray  # lazy: present in the actor's process (Ray started it)
 
-    def play(self, weights: list, version: int, n_games: int, batch_id: BatchId) -> tuple[BatchId, SelfPlayResult]:
-        """Play ``n_games`` with weights ``version`` (``weights``: [ObjectRef] or [], fetched only when new)."""
-        if version != self.version and weights:
-            import ray  # lazy: the optional extra, present in the actor's process (Ray started it)
+        return str(ray.get_runtime_context().get_node_id())
 
-            self.worker.set_weights(ray.get(weights[0]))
+    def play(self, weights_refs: list, version: int, n_games: int, sequence: int) -> tuple[int, int, SelfPlayResult]:
+        """Play until ``n_games`` games have finished, with weights ``version`` (``weights_refs``:
+        [ObjectRef], fetched only when this actor holds an older version)."""
+        if version != self.version and weights_refs:
+            import ray  # lazy: present in the actor's process (Ray started it)
+
+            self.worker.set_weights(ray.get(weights_refs[0]))
             self.version = version
         res = self.worker.play(n_games)
-        games: list[GameRecord] = [PlayedGame(list(g.moves), list(g.positions), g.result) for g in res.games]
-        return batch_id, SelfPlayResult(res.samples, games, res.stats)
-
-    def state_dict(self) -> dict:
-        return self.worker.state_dict()
-
-    def load_state_dict(self, state: dict) -> None:
-        self.worker.load_state_dict(state)
-
-
-_SUMMED = ("games", "positions", "plies", "decisions", "resigned")
-_GAME_WEIGHTED = ("white_win", "draw", "black_win", "resign_false_positive_rate")
-_DECISION_WEIGHTED = ("mean_nn_batch", "nn_time_share")
-
-
-def merge_stats(parts: list[dict[str, float]], seconds: float) -> dict[str, float]:
-    """One stats dict for several actors' replies; rates use the driver's wall time ``seconds``."""
-    out = {key: float(sum(p.get(key, 0.0) for p in parts)) for key in _SUMMED}
-    games, decisions = out["games"], out["decisions"]
-    for keys, total, weight in ((_GAME_WEIGHTED, games, "games"), (_DECISION_WEIGHTED, decisions, "decisions")):
-        for key in keys:
-            out[key] = sum(p.get(key, 0.0) * p.get(weight, 0.0) for p in parts) / total if total else 0.0
-    out["seconds"] = seconds
-    out["games_per_s"] = games / seconds if seconds > 0 else 0.0
-    out["positions_per_s"] = out["positions"] / seconds if seconds > 0 else 0.0
-    out["mean_game_length"] = out["plies"] / games if games else 0.0
-    return out
+        return sequence, self.version, SelfPlayResult(res.samples, portable_games(res.games), res.stats)
 
 
 @dataclass
 class _Slot:
-    """One actor position: its current handle and how often it was replaced."""
+    """One actor position: its current actor, its calls in flight and how often it died."""
 
     index: int
     actor: Any = None
     generation: int = 0
-    restarts: int = 0
-
-
-def _obs_shape(rules: Rules) -> tuple[int, ...]:
-    return ObservationEncoder.for_rules(rules).shape
+    """How many times this slot's actor was replaced."""
+    deaths: int = 0
+    sequence: int = 0
+    """The sequence number of the ``play`` call outstanding on this actor."""
+    play_ref: Any = None
+    ready_ref: Any = None
+    """The actor's ``ready`` reply, until it comes (then ``node`` is known)."""
+    deadline: float = 0.0
+    """When a starting actor must have answered ``ready``."""
+    node: str = ""
 
 
 def _stderr(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-class RayBackend:
-    """Self-play on ``cfg.distributed.num_actors`` Ray actors (see the module docstring)."""
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+
+
+class RayPool:
+    """Self-play on ``cfg.distributed.num_actors`` Ray actors (a `tammi_rl.distributed.pool.WorkerPool`)."""
 
     def __init__(
         self,
-        rules: Rules,
         cfg: Config,
-        device: torch.device | None = None,
-        seed: int = 0,
+        seed: int,
+        *,
+        epoch: int = 0,
+        games_per_message: int = GAMES_PER_MESSAGE,
         log: Callable[[str], None] = _stderr,
         start_timeout_s: float = START_TIMEOUT_S,
     ) -> None:
         self.ray = import_ray()
         self.cfg = cfg
         self.dist = cfg.distributed
-        self.variant = rules.variant
-        self.obs_shape = _obs_shape(rules)
+        self.size = self.dist.num_actors
         self.seed = seed
+        self.epoch = epoch
+        self.games_per_message = games_per_message
+        self.max_restarts = cfg.selfplay.max_restarts
+        self.restarts = 0
+        """Actors replaced so far (all slots)."""
         self.log = log
         self.start_timeout_s = start_timeout_s
         self.owns_ray = self._connect()
         self._remote_cls = self.ray.remote(SelfPlayActor)
-        self._weights: list = []  # [ObjectRef] once weights are published
-        self.version = 0
-        self.requests = 0
-        self.restarts = 0
-        """Actor replacements so far (all actors)."""
-        self.last_batch_ids: list[BatchId] = []
-        self.slots = [_Slot(i) for i in range(self.dist.num_actors)]
+        self._slots = [_Slot(i) for i in range(self.size)]
+        self._refs: dict[Any, tuple[_Slot, int, str]] = {}
+        """Every call in flight: ObjectRef -> (slot, generation, "play" | "ready")."""
+        self._weights: Any = None
+        """The ObjectRef of the newest published weights (None before the first publish)."""
+        self._version = -1
+        self._started = False
+        self._closed = False
         self._warn_resources()
-        for slot in self.slots:
-            slot.actor = self._spawn(slot)
-        self._wait_ready(self.slots)
 
     # --- cluster and actors --------------------------------------------------------------
     def _connect(self) -> bool:
-        """Join (or start) Ray; True when this backend started it and so shuts it down."""
+        """Join (or start) Ray; True when this pool started it and so shuts it down."""
         if self.ray.is_initialized():
             return False
         address = self.dist.address or None
@@ -210,155 +174,155 @@ class RayBackend:
         return True
 
     def _warn_resources(self) -> None:
-        need = self.dist.num_actors * self.dist.cpus_per_actor
-        have = self.ray.cluster_resources().get("CPU", 0.0)
-        if need > have:
-            self.log(
-                f"warning: {self.dist.num_actors} actors x {self.dist.cpus_per_actor} CPUs = {need:g} CPUs, "
-                f"but the Ray cluster has {have:g}; some actors wait until CPUs join"
-            )
+        have = self.ray.cluster_resources()
+        for kind, per_actor in (("CPU", self.dist.cpus_per_actor), ("GPU", self.dist.gpus_per_actor)):
+            need = self.size * per_actor
+            if need > have.get(kind, 0.0):
+                self.log(
+                    f"warning: {self.size} actors x {per_actor:g} {kind}s = {need:g} {kind}s, but the Ray "
+                    f"cluster has {have.get(kind, 0.0):g}; some actors wait until {kind}s join"
+                )
 
-    def _spawn(self, slot: _Slot) -> Any:
+    def _start(self, slot: _Slot) -> None:
+        """A new actor for ``slot`` (asynchronously: Ray queues its calls until it is up)."""
         d = self.dist
         device = "cuda" if d.gpus_per_actor > 0 else "cpu"
-        threads = max(1, int(d.cpus_per_actor))
         options = self._remote_cls.options(
-            num_cpus=d.cpus_per_actor, num_gpus=d.gpus_per_actor, max_restarts=0, max_task_retries=0, name=None
+            num_cpus=d.cpus_per_actor,
+            num_gpus=d.gpus_per_actor,
+            max_restarts=0,
+            max_task_retries=0,
+            scheduling_strategy="SPREAD",
         )
-        return options.remote(
-            self.variant, self.cfg, actor_seed(self.seed, slot.index, slot.generation), device, threads
-        )
+        seed = worker_seed(self.seed, slot.index, slot.generation, self.epoch)
+        slot.actor = options.remote(self.cfg, seed, device, int(d.cpus_per_actor))
+        slot.sequence, slot.node = 0, ""
+        slot.ready_ref = slot.actor.ready.remote()
+        slot.deadline = time.monotonic() + self.start_timeout_s
+        self._refs[slot.ready_ref] = (slot, slot.generation, "ready")
+        self._submit(slot)
 
-    def _wait_ready(self, slots: list[_Slot]) -> None:
-        ray = self.ray
-        refs = [s.actor.ready.remote() for s in slots]
-        try:
-            ray.get(refs, timeout=self.start_timeout_s)
-        except ray.exceptions.GetTimeoutError:
-            raise DistributedError(
-                f"self-play actors did not start within {self.start_timeout_s:g}s; the cluster "
-                f"needs {self.dist.cpus_per_actor:g} free CPUs (and "
-                f"{self.dist.gpus_per_actor:g} GPUs) per actor"
-            ) from None
+    def _submit(self, slot: _Slot) -> None:
+        """The next ``play`` call on ``slot``'s actor, with the newest weights."""
+        ref = slot.actor.play.remote([self._weights], self._version, self.games_per_message, slot.sequence)
+        slot.play_ref = ref
+        self._refs[ref] = (slot, slot.generation, "play")
+
+    def _discard(self, slot: _Slot) -> None:
+        for ref in (slot.play_ref, slot.ready_ref):
+            if ref is not None:
+                self._refs.pop(ref, None)
+        if slot.actor is not None:
+            with contextlib.suppress(Exception):  # already dead, or Ray cannot reach it: gone either way
+                self.ray.kill(slot.actor, no_restart=True)
+        slot.actor, slot.play_ref, slot.ready_ref = None, None, None
 
     def _replace(self, slot: _Slot, error: BaseException) -> None:
-        """Replace a dead actor by a fresh one (new seed) or raise after too many deaths."""
-        if slot.restarts >= self.dist.max_restarts:
-            raise DistributedError(
-                f"self-play actor {slot.index} died {slot.restarts + 1} times "
-                f"(distributed.max_restarts={self.dist.max_restarts}); last error: {error}"
+        """A fresh actor (new seed) for a dead one, or `WorkerDiedError` after too many deaths."""
+        slot.deaths += 1
+        where = f" on node {slot.node[:12]}" if slot.node else ""
+        self._discard(slot)
+        if slot.deaths > self.max_restarts:
+            raise WorkerDiedError(
+                f"self-play actor {slot.index}{where} died {slot.deaths} times, more than "
+                f"selfplay.max_restarts={self.max_restarts} allows; last error: {error}"
             )
-        with contextlib.suppress(Exception):  # already dead, or Ray cannot reach it: replaced either way
-            self.ray.kill(slot.actor, no_restart=True)
-        slot.restarts += 1
         slot.generation += 1
         self.restarts += 1
         self.log(
-            f"warning: self-play actor {slot.index} died ({type(error).__name__}); "
-            f"restarting it (restart {slot.restarts}/{self.dist.max_restarts}) and re-sending its games"
+            f"warning: self-play actor {slot.index}{where} died ({_first_line(error)}); starting a new one "
+            f"(restart {slot.deaths}/{self.max_restarts}); its unsent games are played again"
         )
-        slot.actor = self._spawn(slot)
-        self._wait_ready([slot])
+        self._start(slot)
 
-    def _call_all(self, jobs: dict[int, tuple[str, tuple]]) -> dict[int, Any]:
-        """One method call per actor slot; a call whose actor dies is re-sent to its replacement."""
+    @property
+    def actors(self) -> list[Any]:
+        """The actor handles now in use, by slot (None once closed)."""
+        return [s.actor for s in self._slots]
+
+    @property
+    def nodes(self) -> list[str]:
+        """The node id each slot's actor runs on ("" until it has started)."""
+        return [s.node for s in self._slots]
+
+    # --- WorkerPool ----------------------------------------------------------------------
+    def publish(self, weights: dict[str, torch.Tensor], version: int) -> None:
+        if self._closed:
+            raise RuntimeError("the pool is closed")
+        self._weights = self.ray.put({k: v.detach().cpu() for k, v in weights.items()})
+        self._version = version
+        if not self._started:  # the first publish starts the actors
+            self._started = True
+            for slot in self._slots:
+                self._start(slot)
+
+    def poll(self, timeout: float) -> list[Delivery]:
+        if self._closed:
+            raise RuntimeError("the pool is closed")
+        if self._weights is None:
+            raise RuntimeError("publish weights before polling the pool (the actors start then)")
         ray = self.ray
-        dead = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
-        pending = {self._submit(slot, *job): slot for slot, job in jobs.items()}
-        results: dict[int, Any] = {}
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            slot = pending.pop(ready[0])
-            try:
-                results[slot] = ray.get(ready[0])
-            except dead as exc:
-                self._replace(self.slots[slot], exc)
-                pending[self._submit(slot, *jobs[slot])] = slot
-        return results
+        self._check_starts()
+        refs = list(self._refs)
+        if not refs:  # only after a `WorkerDiedError`: nothing left to wait for
+            return []
+        ready, _ = ray.wait(refs, num_returns=1, timeout=max(0.0, timeout))
+        if ready:  # then everything else that is already there
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+        out: list[Delivery] = []
+        for ref in ready:
+            entry = self._refs.pop(ref, None)
+            if entry is None:  # a call to an actor replaced earlier in this loop
+                continue
+            slot, generation, kind = entry
+            value = self._get(slot, ref)
+            if value is None:
+                continue
+            if kind == "ready":
+                slot.node, slot.ready_ref = value, None
+                continue
+            sequence, version, result = value
+            if generation != slot.generation or ref != slot.play_ref or sequence != slot.sequence:
+                raise DistributedError(
+                    f"self-play actor {slot.index} answered call {sequence} (generation {generation}) "
+                    f"while call {slot.sequence} (generation {slot.generation}) was outstanding"
+                )
+            out.append(Delivery(slot.index, generation, sequence, version, result))
+            slot.sequence += 1
+            self._submit(slot)
+        return out
 
-    def _submit(self, slot: int, method: str, args: tuple) -> Any:
-        if method == "play":  # a fresh id per attempt: a reply is accepted only for its own request
-            self.requests += 1
-            s = self.slots[slot]
-            args = (*args, BatchId(slot, s.generation, self.requests))
-        return getattr(self.slots[slot].actor, method).remote(*args)
+    def _get(self, slot: _Slot, ref: Any) -> Any:
+        """The reply behind ``ref``; None when its actor died (and was replaced)."""
+        ray = self.ray
+        lost = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError)  # ActorUnavailableError included
+        try:
+            return ray.get(ref)
+        except lost as exc:
+            if getattr(exc, "actor_init_failed", False):  # an error in the constructor: it would recur
+                raise WorkerDiedError(f"self-play actor {slot.index} failed to start:\n{exc}") from None
+            self._replace(slot, exc)
+            return None
+        except ray.exceptions.RayError as exc:  # a Python error in self-play (RayTaskError): it would recur
+            raise WorkerDiedError(f"self-play actor {slot.index} failed:\n{exc}") from None
 
-    # --- SelfPlayBackend -----------------------------------------------------------------
-    def set_weights(self, state_dict: dict) -> None:
-        """Publish weights: one `ray.put`; actors fetch them on their next request."""
-        cpu = {k: v.detach().cpu() for k, v in state_dict.items()}
-        self._weights = [self.ray.put(cpu)]
-        self.version += 1
-
-    def shares(self, n_games: int) -> list[int]:
-        """Games per actor for one `play` call."""
-        k = len(self.slots)
-        if self.dist.games_per_actor > 0:
-            return [self.dist.games_per_actor] * k
-        return [n_games // k + (i < n_games % k) for i in range(k)]
-
-    def play(self, n_games: int) -> SelfPlayResult:
-        """Play ``n_games`` (or ``games_per_actor`` per actor) across the actors; merge their results."""
-        start = time.perf_counter()
-        restarts_before = self.restarts
-        jobs = {i: ("play", (self._weights, self.version, n)) for i, n in enumerate(self.shares(n_games)) if n > 0}
-        replies = self._call_all(jobs)
-        ids: list[BatchId] = []
-        batches, games, stats = [], [], []
-        for slot in sorted(replies):
-            batch_id, res = replies[slot]
-            s = self.slots[slot]
-            if batch_id.actor != slot or batch_id.generation != s.generation or batch_id in ids:
-                raise DistributedError(f"self-play reply {batch_id} does not match its request to actor {slot}")
-            ids.append(batch_id)
-            batches.append(res.samples)
-            games.extend(res.games)
-            stats.append(res.stats)
-        self.last_batch_ids = ids
-        merged = merge_stats(stats, time.perf_counter() - start)
-        merged["actors"] = float(len(self.slots))
-        merged["actor_restarts"] = float(self.restarts - restarts_before)
-        samples = SampleBatch.concat(batches) if batches else SampleBatch.empty(self.obs_shape)
-        return SelfPlayResult(samples, games, merged)
-
-    def state_dict(self) -> dict:
-        """Every actor's RNG state and incarnation (``rng``: actor 0's, readable by the local worker)."""
-        states = self._call_all({i: ("state_dict", ()) for i in range(len(self.slots))})
-        actors = [{"worker": states[s.index], "generation": s.generation, "restarts": s.restarts} for s in self.slots]
-        first = actors[0]["worker"]  # also readable by the local worker: RNG and games in progress
-        return {
-            "rng": first["rng"],
-            "games": first.get("games", []),
-            "ray": {"actors": actors, "requests": self.requests},
-        }
-
-    def load_state_dict(self, state: dict) -> None:
-        """Restore every actor from a Ray state, or actor 0 from a local worker's state."""
-        saved = state.get("ray", {}).get("actors") or [{"worker": state}]
-        if len(saved) != len(self.slots):
-            self.log(
-                f"note: the checkpoint has {len(saved)} self-play actor state(s) and the run has "
-                f"{len(self.slots)} actors; actors without a saved state start from fresh seeds"
+    def _check_starts(self) -> None:
+        now = time.monotonic()
+        late = [s.index for s in self._slots if s.ready_ref is not None and now > s.deadline]
+        if late:
+            raise DistributedError(
+                f"self-play actors {late} did not start within {self.start_timeout_s:g}s; the cluster "
+                f"needs {self.dist.cpus_per_actor:g} free CPUs (and {self.dist.gpus_per_actor:g} GPUs) per actor"
             )
-        jobs = {}
-        for slot, entry in zip(self.slots, saved, strict=False):  # the counts may differ (noted above)
-            slot.generation = int(entry.get("generation", 0))
-            slot.restarts = int(entry.get("restarts", 0))
-            jobs[slot.index] = ("load_state_dict", (entry["worker"],))
-        self._call_all(jobs)
-        self.requests = int(state.get("ray", {}).get("requests", self.requests))
 
     def close(self) -> None:
-        """Stop the actors (and Ray itself when this backend started it)."""
-        for slot in self.slots:
-            if slot.actor is not None:
-                with contextlib.suppress(Exception):  # closing: an actor that is already gone is fine
-                    self.ray.kill(slot.actor, no_restart=True)
-                slot.actor = None
+        """Kill the actors (and shut Ray down when this pool started it); idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for slot in self._slots:
+            self._discard(slot)
+        self._refs.clear()
+        self._weights = None
         if self.owns_ray and self.ray.is_initialized():
             self.ray.shutdown()
-
-
-def ray_worker(rules: Rules, cfg: Config, device: torch.device, seed: int) -> RayBackend:
-    """`tammi_rl.train.trainer.WorkerFactory` for ``distributed.backend: ray``."""
-    return RayBackend(rules, cfg, device, seed)
