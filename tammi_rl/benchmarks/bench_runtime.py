@@ -6,6 +6,11 @@ Prints milliseconds per forward pass for torch eager mode, a frozen TorchScript 
 and ONNX Runtime, the ratio of each to torch eager, and the largest difference of their
 outputs from torch's (the parity the tests require). The runtimes alternate within each
 batch size, so a load change on the machine hits them alike.
+
+``--player-sims N`` (default 800, 0 to skip) then times the MCTS player's whole move
+(``N`` simulations per searched hop, one tree: the network at batch 1) with each of the
+runtimes the player offers, over the same positions, alternating, and prints the
+median seconds per move and its ratio to torch.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from tammi_rl.config import NetworkConfig
 from tammi_rl.env.observation import N_PLANES
 from tammi_rl.nn.model import build_model, wdl_to_value
 from tammi_rl.nn.runtime import OnnxRuntime, TorchRuntime
+from tammi_rl.players.mcts import MCTSPlayer
 from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.game import Game
 
 Forward = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -57,6 +64,8 @@ def main() -> None:
     parser.add_argument("--net", default="3x32", help="BLOCKSxCHANNELS")
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 8, 32, 64, 256])
     parser.add_argument("--seconds", type=float, default=1.0, help="timing per runtime and batch")
+    parser.add_argument("--player-sims", type=int, default=800, help="MCTS player simulations (0: skip)")
+    parser.add_argument("--player-moves", type=int, default=8, help="moves timed per runtime")
     args = parser.parse_args()
     torch.set_num_threads(1)
     rules = Rules.for_variant(args.variant)
@@ -85,6 +94,32 @@ def main() -> None:
             diff = max(np.abs(logits - ref_logits).max(), np.abs(values - ref_values).max())
             cells.append(f"{ms:8.3f} ({ms / base:4.2f}x; {diff:.0e})")
         print(f"{batch:>6} " + " ".join(f"{c:>24}" for c in cells), flush=True)
+    if args.player_sims:
+        time_player(rules, model, args.player_sims, args.player_moves)
+
+
+def time_player(rules: Rules, model: torch.nn.Module, simulations: int, moves: int) -> None:
+    """Median seconds per move of the MCTS player per runtime, over the first ``moves`` positions
+    of one game (played by the torch player; every runtime searches the same positions)."""
+    players = {name: MCTSPlayer(rules, model, simulations, runtime=name, seed=0) for name in ("torch", "onnx")}
+    game = Game(rules)
+    times: dict[str, list[float]] = {name: [] for name in players}
+    for _ in range(moves):
+        if game.is_over:
+            break
+        chosen = None
+        for name, player in players.items():
+            start = time.perf_counter()
+            move = player.choose(game)
+            times[name].append(time.perf_counter() - start)
+            chosen = chosen or move
+        assert chosen is not None
+        game.play(chosen)
+    base = float(np.median(times["torch"]))
+    print(f"\nMCTS player, {simulations} simulations per searched hop, {len(times['torch'])} moves: s per move")
+    for name, values in times.items():
+        med = float(np.median(values))
+        print(f"{name:>12} {med:8.3f} s  ({med / base:4.2f}x torch)")
 
 
 if __name__ == "__main__":
