@@ -1,4 +1,4 @@
-"""Shipped models (``*.shipped.pt``), installed as the data package ``tammi_rl.checkpoints``.
+"""Shipped models (``<variant>.pt``), installed as the data package ``tammi_rl.checkpoints``.
 
 Not code: this file makes ``checkpoints/`` importable so
 ``importlib.resources.files("tammi_rl.checkpoints")`` finds the shipped models in an editable

@@ -39,3 +39,25 @@ def test_ungated_run_publishes_every_update(tmp_path):
     summary = train(smoke(tmp_path, "eval.every=0"), out=io.StringIO())
     ckpt = load_checkpoint(summary.run_dir / "checkpoints" / "latest.pt")
     assert ckpt.get("selfplay_model") is None
+
+
+def test_gating_in_the_asynchronous_loop_publishes_only_accepted_networks(tmp_path):
+    from tammi_rl.distributed.processes import ProcessPool
+
+    published = []
+
+    class Recording(ProcessPool):
+        def publish(self, weights, version):
+            published.append(version)
+            super().publish(weights, version)
+
+    cfg = smoke(tmp_path, *GATED, "selfplay.workers=2")
+    summary = train(cfg, out=io.StringIO(), pool_factory=lambda c, e: Recording(c, 2, c.seed, epoch=e))
+    acc = EventAccumulator(str(summary.run_dir / "tb"))
+    acc.Reload()
+    gated = [e.step for e in acc.Scalars("gate/accepted")]
+    assert gated and set(gated) <= {1, 2}  # once per iteration that had learner steps
+    accepted = sum(e.value for e in acc.Scalars("gate/accepted"))
+    assert published == list(range(int(accepted) + 1))  # the start weights, then one per accepted gate
+    ckpt = load_checkpoint(summary.run_dir / "checkpoints" / "latest.pt")
+    assert ckpt.get("selfplay_model") is not None

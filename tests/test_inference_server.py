@@ -147,6 +147,7 @@ def deliveries(pool, count, seconds=90.0):
 
 def test_pool_with_server_delivers_games_and_closes_cleanly(russian, tmp_path):
     pool = smoke_pool(russian, tmp_path)
+    pids: list[int] = []
     try:
         got = deliveries(pool, 3)
         assert len(got) >= 3 and {d.worker for d in got} <= {0, 1}
@@ -156,7 +157,7 @@ def test_pool_with_server_delivers_games_and_closes_cleanly(russian, tmp_path):
         assert stats["batches"] > 0 and stats["mean_batch"] >= 1 and stats["forward_seconds"] > 0
         # A killed worker is replaced; the replacement reuses its slot and pipe to the server.
         victim = got[0].worker
-        os.kill(pool.pids[victim], signal.SIGKILL)
+        os.kill(pool.worker_pid(victim), signal.SIGKILL)
         deadline = time.monotonic() + 60
         while not any(d.generation == 1 for d in got) and time.monotonic() < deadline:
             got += pool.poll(0.5)
@@ -170,6 +171,7 @@ def test_pool_with_server_delivers_games_and_closes_cleanly(russian, tmp_path):
 
 def test_killed_server_stops_the_pool_with_an_error_naming_it(russian, tmp_path):
     pool = smoke_pool(russian, tmp_path)
+    pids: list[int] = []
     try:
         assert deliveries(pool, 1)
         pids = [*pool.pids, pool._server.pid]

@@ -37,12 +37,12 @@ def smoke(tmp_path, *overrides):
 
 
 def children(pid: int) -> set[int]:
-    """Direct child processes of ``pid`` (Linux /proc)."""
+    """Direct child processes of ``pid`` (Linux /proc), without multiprocessing's resource tracker."""
     found = set()
     for task in Path(f"/proc/{pid}/task").iterdir():
         text = (task / "children").read_text().split()
         found.update(int(p) for p in text)
-    return found
+    return {p for p in found if b"resource_tracker" not in Path(f"/proc/{p}/cmdline").read_bytes()}
 
 
 def alive(pid: int) -> bool:
@@ -183,11 +183,13 @@ def test_async_smoke_trains_checkpoints_and_resumes(tmp_path):
 
 def test_a_worker_killed_mid_run_is_replaced(tmp_path):
     seen = []
+    played = []  # every game delivered, as its move paths
 
     class KillOnce(ProcessPool):
         def poll(self, timeout):
             got = super().poll(timeout)
             seen.extend((d.worker, d.generation, d.sequence) for d in got)
+            played.extend(tuple(m.path for m in g.moves) for d in got for g in d.result.games)
             if got and self.restarts == 0 and not getattr(self, "killed", False):
                 self.killed = True
                 os.kill(self.pids[0], signal.SIGKILL)
@@ -199,6 +201,7 @@ def test_a_worker_killed_mid_run_is_replaced(tmp_path):
     c = summary.counters
     assert c.iteration == 3 and c.worker_restarts == 1
     assert len(seen) == len(set(seen))
+    assert c.games == len(played) and len(set(played)) == len(played)  # no game counted twice
     assert ReplayBuffer.load_chunks(summary.run_dir / "replay", 5000).total_added == c.positions
 
 
@@ -217,7 +220,7 @@ def test_a_worker_that_dies_too_often_stops_the_run_naming_it(tmp_path):
         return pools[0]
 
     cfg = smoke(tmp_path, "eval.every=0", "train.iterations=50", "selfplay.max_restarts=1")
-    with pytest.raises(WorkerDiedError, match=r"self-play worker \d \(pid \d+\) killed by SIGKILL; it died 2 times, "
+    with pytest.raises(WorkerDiedError, match=r"self-play worker \d \(pid \d+\) was killed by SIGKILL; it died 2 times, "
                                               r"more than selfplay.max_restarts=1 allows"):
         train(cfg, out=io.StringIO(), pool_factory=factory)
     started = {pid for slot in pools[0]._slots for pid in slot.pids}
@@ -228,7 +231,8 @@ def _start_cli(tmp_path, *args):
     runs = tmp_path / "runs"
     cmd = [sys.executable, "-m", "tammi_rl.cli", "train", str(SMOKE), f"runs_dir={runs}",
            f"checkpoints_dir={tmp_path / 'ck'}", "selfplay.workers=2", "eval.every=0", *args]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)  # its own process group, as in a terminal
     return proc, runs / "smoke"
 
 
@@ -246,7 +250,7 @@ def test_sigkill_of_the_trainer_takes_its_workers_and_resumes(tmp_path):
     try:
         seen = _read_until(proc, "iter 3/5")
         workers = children(proc.pid)
-        assert len(workers) >= 2, workers  # the two workers (and the multiprocessing tracker)
+        assert len(workers) == 2, workers
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait(timeout=120)
@@ -269,7 +273,7 @@ def test_ctrl_c_stops_the_workers_and_writes_a_final_checkpoint(tmp_path):
     try:
         seen = _read_until(proc, "iter 2/50")
         workers = children(proc.pid)
-        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
         rest, _ = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
@@ -279,6 +283,15 @@ def test_ctrl_c_stops_the_workers_and_writes_a_final_checkpoint(tmp_path):
     assert "interrupted: stopping the self-play workers and writing a checkpoint" in text
     assert not wait_dead(workers), "worker processes outlived Ctrl-C"
     ckpt = load_checkpoint(run / "checkpoints" / "latest.pt")
-    assert ckpt["counters"]["iteration"] >= 2
-    assert ReplayBuffer.load_chunks(run / "replay", 5000).total_added == ckpt["counters"]["replay_total_added"]
+    c = ckpt["counters"]
+    assert c["iteration"] >= 2
+    assert ReplayBuffer.load_chunks(run / "replay", 5000).total_added == c["replay_total_added"] == c["positions"]
+    assert c["samples_trained"] == ckpt["learner"]["step"] * 32
     assert f"--resume {run}" in text
+
+    done = subprocess.run([sys.executable, "-m", "tammi_rl.cli", "train", "--resume", str(run),
+                           f"train.iterations={c['iteration'] + 1}"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    after = load_checkpoint(run / "checkpoints" / "latest.pt")["counters"]
+    assert after["iteration"] == c["iteration"] + 1 and after["games"] >= c["games"] + 4

@@ -1,6 +1,7 @@
 """End to end: the smoke config trains, checkpoints, resumes, evaluates, survives SIGKILL."""
 
 import io
+import math
 import os
 import signal
 import subprocess
@@ -29,6 +30,14 @@ def assert_paced(counters, learner_step: int, ratio: float = 1.0, batch: int = 3
     c = counters if isinstance(counters, dict) else vars(counters)
     assert c["samples_trained"] == learner_step * batch
     assert 0 <= ratio * c["positions"] - c["samples_trained"] < batch, c
+
+
+def scalar_values(tb_dir: Path, tag: str) -> list[float]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(tb_dir))
+    acc.Reload()
+    return [e.value for e in acc.Scalars(tag)]
 
 
 def scalar_steps(tb_dir: Path, tag: str) -> list[int]:
@@ -174,3 +183,25 @@ def test_cli_train_errors(tmp_path, capsys):
     assert "nope: no run directory there" in capsys.readouterr().err
     assert main(["train", str(SMOKE), "train.nonsense=1"]) == 2
     assert "unknown key 'train.nonsense'" in capsys.readouterr().err
+
+
+def test_resume_with_another_replay_ratio_paces_from_the_resume(tmp_path):
+    run = tmp_path / "runs" / "smoke"
+    first = train(smoke(tmp_path, "eval.every=0"), out=io.StringIO())
+    out = io.StringIO()
+    resumed = train(resume_config(run, ["train.iterations=3", "train.replay_ratio=3.0"]), resume_dir=run, out=out)
+    assert "the replay ratio was 1 and is now 3; pacing counts from here" in out.getvalue()
+    c, before = resumed.counters, first.counters
+    assert c.pace_ratio == 3.0 and c.pace_positions == before.positions and c.pace_samples == before.samples_trained
+    new_positions = c.positions - before.positions
+    trained = c.samples_trained - before.samples_trained
+    assert 0 <= 3.0 * new_positions - trained < 32  # the new ratio, from the resume on: no burst, no stall
+
+
+def test_lr_schedule_follows_the_iterations(tmp_path):
+    run = tmp_path / "runs" / "smoke"
+    train(smoke(tmp_path, "eval.every=0", "train.lr_schedule=cosine", "train.iterations=4"), out=io.StringIO())
+    lrs = scalar_values(run / "tb", "train/lr")
+    assert lrs[0] == pytest.approx(1e-3 * 0.5 * (1 + math.cos(math.pi * 1 / 4)), rel=1e-6)
+    assert lrs[-1] == pytest.approx(0.0, abs=1e-12)  # the last iteration trains at the end of the schedule
+    assert all(a > b for a, b in zip(lrs, lrs[1:]))

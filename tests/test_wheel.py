@@ -36,15 +36,17 @@ VARIANT_NAMES = sorted(p.stem for p in (ROOT / "envs").glob("*.toml"))
 OPENING_NAMES = sorted(p.name for p in (ROOT / "envs" / "openings").glob("*.txt"))
 RUSSIAN_PERFT_3 = 302  # tests/test_perft.py PUBLISHED["russian"][2]
 
-# Planted in the copy: (path, must it ship?). Shipped models are *.shipped.pt; the trainer
+# Planted in the copy: (path, must it ship?). Shipped models are <variant>.pt; the trainer
 # exports `<run>-latest.pt` into the same folder, and runs/ holds whole training runs.
 PLANTED = {
-    "checkpoints/tiny.shipped.pt": True,
+    "checkpoints/english.pt": True,
     "checkpoints/russian-latest.pt": False,
     "runs/russian/checkpoints/ckpt_000001.pt": False,
     "runs/russian/metrics.csv": False,
     "envs/notes.txt": False,
 }
+
+SHIPPED_NAMES = {"russian.pt", "english.pt", "italian.pt", "turkish.pt"}
 
 DROP_EDITABLE_FINDER = """\
 # Written by tests/test_wheel.py: hide the base environment's editable install of tammi_rl.
@@ -59,6 +61,7 @@ from importlib import resources
 import gymnasium, tammi_rl
 from tammi_rl.eval.openings import OPENINGS_DIR
 from tammi_rl.rules.variant import ENVS_DIR, available_variants
+from tammi_rl.store.shipped import shipped_models
 env = gymnasium.make("tammi/Russian-v0")
 env.reset(seed=0)
 ids = sorted(i for i in gymnasium.registry if i.startswith("tammi/"))
@@ -70,7 +73,8 @@ print(json.dumps({"prefix": sys.prefix, "envs_dir": str(ENVS_DIR), "openings_dir
                   "openings": sorted(p.name for p in OPENINGS_DIR.glob("*.txt")),
                   "checkpoints": str(resources.files("tammi_rl.checkpoints")),
                   "models": sorted(p.name for p in resources.files("tammi_rl.checkpoints").iterdir()
-                                   if p.name.endswith(".pt"))}))
+                                   if p.name.endswith(".pt")),
+                  "shipped": sorted(shipped_models())}))
 """
 
 
@@ -83,7 +87,7 @@ def _ignore(directory: str, names: list[str]) -> set[str]:
             skip.add(name)
         elif top and (name.startswith(".") or name in ("build", "dist", "runs")):
             skip.add(name)
-        elif name.endswith(".pt") and not name.endswith(".shipped.pt"):
+        elif name.endswith(".pt") and name not in SHIPPED_NAMES:
             skip.add(name)
     return skip
 
@@ -162,7 +166,7 @@ def test_sdist_carries_the_data_and_builds_the_same_wheel(build):
     for opening in OPENING_NAMES:
         assert f"envs/openings/{opening}" in names
     assert {"pyproject.toml", "envs/__init__.py", "checkpoints/__init__.py",
-            "checkpoints/tiny.shipped.pt"} <= names
+            "checkpoints/english.pt"} <= names
     assert not any(name.startswith("runs/") or name.endswith("-latest.pt") for name in names)
 
     (root,) = extract.iterdir()
@@ -193,6 +197,7 @@ def test_installed_package_makes_gymnasium_envs_from_its_own_files(build):
         assert Path(probe[key]).resolve().is_relative_to(venv), (key, probe[key])
     assert probe["variants"] == VARIANT_NAMES
     assert probe["openings"] == OPENING_NAMES
-    assert probe["models"] == ["tiny.shipped.pt"]
+    assert "english.pt" in probe["models"] and set(probe["models"]) <= SHIPPED_NAMES  # no -latest.pt export
+    assert probe["shipped"] == sorted(name.removesuffix(".pt") for name in probe["models"])
     assert {f"tammi/{name.capitalize()}-v0" for name in ("russian", "english", "italian", "turkish")} \
         <= set(probe["ids"]), probe["ids"]

@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 from tammi_rl.config import Config, load_config
-from tammi_rl.distributed.inference import BatchForward, autocast_dtype
+from tammi_rl.distributed.inference import BatchForward, inference_dtype
 from tammi_rl.distributed.pool import Delivery, merge_stats
 from tammi_rl.distributed.processes import ProcessPool
 from tammi_rl.env.observation import N_PLANES
@@ -172,7 +172,7 @@ def forward_table(
         else:
             notes.append("bf16: not supported by this GPU")
         variants["torch fp16"] = {"amp": torch.float16, "graphs": False}
-        server_amp = autocast_dtype(device)
+        server_amp = inference_dtype(device)
         name = "bf16" if server_amp == torch.bfloat16 else "fp16"
         variants[f"cuda graph {name}"] = {"amp": server_amp, "graphs": True}
     else:

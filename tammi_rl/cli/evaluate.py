@@ -195,9 +195,17 @@ def _resolve_target(target: Path, gauntlet: bool) -> tuple[Path, Path | None]:
     # Lazy: the checkpoint store imports torch (see run_eval_command).
     from tammi_rl.store.checkpoint import CheckpointError
     from tammi_rl.store.rundir import RunDir
+    from tammi_rl.store.shipped import shipped_models
 
     if not target.exists():
-        raise CheckpointError(f"{target}: no checkpoint file or run directory there")
+        shipped = shipped_models()
+        if str(target) in shipped and not gauntlet:  # a shipped model's name: tammi-rl eval russian
+            return shipped[str(target)], None
+        names = ", ".join(shipped) or "none"
+        raise CheckpointError(
+            f"{target}: no checkpoint file or run directory there, and no shipped model of that name "
+            f"(shipped models: {names})"
+        )
     if target.is_dir():
         run = RunDir(target)
         found = run.resume_checkpoint()

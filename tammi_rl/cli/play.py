@@ -22,6 +22,7 @@ from tammi_rl.rules.game import Game
 from tammi_rl.rules.notation import format_move
 from tammi_rl.rules.pdn import game_to_pdn
 from tammi_rl.rules.position import BLACK, COLOR_NAMES, WHITE
+from tammi_rl.store.shipped import shipped_models
 
 
 def _describe_search(player: object) -> str:
@@ -40,18 +41,27 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", metavar="VARIANT", help="variant name (russian, english, ...) or a .toml path")
     parser.add_argument("--white", default="human", help="player spec for White (default: human)")
     parser.add_argument(
-        "--black", default="alphabeta:depth=6", help="player spec for Black (default: alphabeta:depth=6)"
+        "--black",
+        default=None,
+        help="player spec for Black (default: the variant's shipped model, mcts:model=VARIANT,sims=400, "
+        "or alphabeta:depth=6 where none ships)",
     )
     parser.add_argument("--fen", help="start position (default: the variant's start)")
     parser.add_argument("--max-plies", type=int, default=None, help="adjudicate after this many plies")
     parser.add_argument("--pdn", help="write the game to this PDN file when it ends")
 
 
+def default_opponent(variant: str) -> str:
+    """The opponent `tammi-rl play` offers: the variant's shipped agent, else alpha-beta depth 6."""
+    return f"mcts:model={variant},sims=400" if variant in shipped_models() else "alphabeta:depth=6"
+
+
 def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Play one game in the terminal; moves typed in the variant's notation."""
     out = out or sys.stdout
     rules = Rules.for_variant(args.variant)
-    players = {WHITE: parse_player_spec(args.white, rules), BLACK: parse_player_spec(args.black, rules)}
+    black = args.black or default_opponent(rules.variant.name)
+    players = {WHITE: parse_player_spec(args.white, rules), BLACK: parse_player_spec(black, rules)}
     for player in players.values():
         if isinstance(player, HumanPlayer) and player.output is None:
             player.output = out

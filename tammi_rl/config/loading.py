@@ -9,6 +9,7 @@ same dotted keys and YAML value syntax (``train.lr=3e-4``, ``eval.alphabeta_dept
 
 from __future__ import annotations
 
+import copy
 import warnings
 from pathlib import Path
 from typing import Any
@@ -68,9 +69,10 @@ None when it is dropped; why). Old runs resume, with a `ConfigWarning`."""
 
 
 def migrate_retired(data: dict[str, Any], source: str) -> dict[str, Any]:
-    """Move or drop the `RETIRED` keys in a raw mapping, warning once per key found."""
+    """A copy of a raw mapping with the `RETIRED` keys moved or dropped, warning once per key found."""
     if not isinstance(data, dict):
         return data  # `build` says what is wrong with it
+    data = copy.deepcopy(data)
     for old, (new, why) in RETIRED.items():
         section, key = old.split(".")
         node = data.get(section)

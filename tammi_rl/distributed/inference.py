@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
-import signal
 import sys
 import time
 import traceback
@@ -49,6 +48,7 @@ import numpy as np
 import torch
 
 from tammi_rl.config import Config
+from tammi_rl.distributed.children import STOP_GRACE_S, describe_exit, die_with_parent
 from tammi_rl.distributed.weights import BoardSpec, WeightBoard
 from tammi_rl.env.observation import N_PLANES
 from tammi_rl.nn.model import build_model, resolve_device, wdl_to_value
@@ -64,9 +64,6 @@ IDLE_POLL_S = 0.05
 
 CLIENT_TIMEOUT_S = 300.0
 """How long a worker waits for one answer before it gives up (startup included: CUDA, graphs)."""
-
-STOP_GRACE_S = 5.0
-"""How long `InferenceServer.close` waits for the server to exit before killing it."""
 
 _STATS = ("batches", "rows", "padded_rows", "forward_seconds", "gather_seconds", "weights_version", "ready", "graphs")
 _HEADER_WORDS = 16
@@ -85,7 +82,7 @@ def inference_mode(cfg: Config) -> str:
     return setting
 
 
-def autocast_dtype(device: torch.device) -> torch.dtype | None:
+def inference_dtype(device: torch.device) -> torch.dtype | None:
     """The autocast dtype for inference on ``device``: bf16 on CUDA where supported, else fp16; None on the CPU."""
     if device.type != "cuda":
         return None
@@ -349,10 +346,7 @@ def server_main(
     options: ServerOptions,
 ) -> None:
     """The body of the server process (see the module docstring)."""
-    from tammi_rl.distributed.processes import _die_with_parent  # processes imports this module
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle
-    _die_with_parent()
+    die_with_parent()
     shm: shared_memory.SharedMemory | None = None
     board: WeightBoard | None = None
     try:
@@ -404,7 +398,7 @@ def _serve(
         model,
         device,
         batch_ladder(layout.clients * layout.rows),
-        amp=autocast_dtype(device),
+        amp=inference_dtype(device),
         graphs=cuda if options.graphs is None else options.graphs,
         pad=cuda if options.pad is None else options.pad,
     )
@@ -477,16 +471,6 @@ def _serve(
         pending.clear()
 
 
-def _death(exitcode: int | None) -> str:
-    if exitcode is None:
-        return "stopped answering"
-    if exitcode < 0:
-        with contextlib.suppress(ValueError):
-            return f"was killed by {signal.Signals(-exitcode).name}"
-        return f"was killed by signal {-exitcode}"
-    return f"exited with status {exitcode}"
-
-
 class InferenceServer:
     """The pool's handle on the server process: it owns the shared slots and the pipes."""
 
@@ -553,7 +537,7 @@ class InferenceServer:
                 message = self._control.recv()
                 if message[0] == "error":
                     self._error = message[1]
-        how = f"the inference server (pid {self.pid}) {_death(self.process.exitcode)}"
+        how = f"the inference server (pid {self.pid}) {describe_exit(self.process.exitcode)}"
         return f"{how}:\n{self._error}" if self._error else how
 
     def close(self) -> None:

@@ -112,8 +112,8 @@ _GAME_WEIGHTED = ("white_win", "draw", "black_win")
 def merge_stats(parts: list[dict[str, float]], seconds: float) -> dict[str, float]:
     """One stats dict for several deliveries; rates use the trainer's wall time ``seconds``.
 
-    Per-worker times (``seconds``, ``nn_seconds``, ``send_seconds``) are summed as
-    ``worker_seconds`` etc., so their ratios are the workers' time shares.
+    Per-worker times are summed: ``worker_seconds`` (playing plus sending), ``nn_seconds``,
+    ``send_seconds``, so their ratios are the workers' time shares.
     """
     out = {key: float(sum(p.get(key, 0.0) for p in parts)) for key in _SUMMED}
     games = out["games"]
@@ -122,7 +122,7 @@ def merge_stats(parts: list[dict[str, float]], seconds: float) -> dict[str, floa
     playouts = out["resign_playouts"]
     out["resign_false_positive_rate"] = out["resign_false_positives"] / playouts if playouts else 0.0
     out["mean_nn_batch"] = out["nn_positions"] / out["nn_calls"] if out["nn_calls"] else 0.0
-    worker_seconds = out.pop("seconds")
+    worker_seconds = out.pop("seconds") + out["send_seconds"]  # playing, then sending
     out["worker_seconds"] = worker_seconds
     out["nn_time_share"] = out["nn_seconds"] / worker_seconds if worker_seconds > 0 else 0.0
     out["send_time_share"] = out["send_seconds"] / worker_seconds if worker_seconds > 0 else 0.0

@@ -7,8 +7,8 @@
 Each worker is a spawned process running one `SelfPlayWorker` (its own network copy,
 compiled search and RNG, torch and ONNX Runtime on one thread) that plays
 ``selfplay.parallel_games`` games at a time and sends every few finished games down its
-own pipe. Weights come from a shared-memory `WeightBoard`; a worker looks for a newer
-version before every batch of decisions it plays.
+own pipe. Weights come from a shared-memory `WeightBoard`; a worker takes the newest
+version after each delivery (every ``GAMES_PER_MESSAGE`` finished games, a few seconds).
 
 Transport, chosen by measurement (Russian shipped config, 2 workers): a worker sends
 about 0.4 MB/s of samples, pickled through its own `multiprocessing.Pipe` in about
@@ -26,8 +26,10 @@ itself. If it dies, `poll` stops the run with a `WorkerDiedError` naming it.
 
 Faults: a worker that dies (killed, crashed, out of memory) is replaced with a fresh
 seed; after ``selfplay.max_restarts`` deaths of one slot `poll` raises
-`WorkerDiedError` naming the slot, its pid and how it died. A Python error inside a
-worker stops the run at once with the worker's traceback (it would recur). Workers
+`WorkerDiedError` naming the slot, its pid and how it died. A worker that stays alive
+but delivers nothing for `STALL_S` seconds of the trainer's waiting counts as dead. A
+Python error inside a worker stops the run at once with the worker's traceback (it
+would recur). Workers
 ignore Ctrl-C (the trainer stops them) and, on Linux, are killed by the kernel when the
 trainer dies, so no process outlives the run.
 """
@@ -35,11 +37,9 @@ trainer dies, so no process outlives the run.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import multiprocessing as mp
 import os
-import signal
 import sys
 import time
 import traceback
@@ -50,26 +50,18 @@ from typing import Any
 import torch
 
 from tammi_rl.config import Config
+from tammi_rl.distributed.children import STOP_GRACE_S, describe_exit, die_with_parent
 from tammi_rl.distributed.inference import ClientSpec, InferenceClient, InferenceServer, inference_mode
 from tammi_rl.distributed.pool import Delivery, WorkerDiedError, portable_games, worker_seed
 from tammi_rl.distributed.weights import BoardSpec, WeightBoard
 from tammi_rl.rules.engine import Rules
 from tammi_rl.selfplay.worker import SelfPlayResult, SelfPlayWorker
 
+STALL_S = 600.0
+"""A live worker that delivers nothing for this long while the trainer waits is replaced."""
+
 GAMES_PER_MESSAGE = 2
 """A worker sends once at least this many games have finished (a few hundred samples)."""
-
-STOP_GRACE_S = 5.0
-"""How long `close` waits for a worker to exit before killing it."""
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process when its parent dies (elsewhere: the broken pipe ends it)."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def cpu_workers(setting: int | str, cores: int | None = None) -> int:
@@ -83,8 +75,6 @@ def cpu_workers(setting: int | str, cores: int | None = None) -> int:
 
 
 def worker_main(
-    slot: int,
-    generation: int,
     seed: int,
     cfg: Config,
     board_spec: BoardSpec,
@@ -94,8 +84,7 @@ def worker_main(
 ) -> None:
     """The body of one worker process (see the module docstring); with ``client_spec`` its
     leaves go to the inference server, which also holds the weights."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle
-    _die_with_parent()
+    die_with_parent()
     board: WeightBoard | None = None
     client: InferenceClient | None = None
     try:
@@ -143,16 +132,6 @@ def worker_main(
             client.close()
 
 
-def _death(exitcode: int | None) -> str:
-    if exitcode is None:
-        return "stopped answering"
-    if exitcode < 0:
-        with contextlib.suppress(ValueError):
-            return f"killed by {signal.Signals(-exitcode).name}"
-        return f"killed by signal {-exitcode}"
-    return f"exited with status {exitcode}"
-
-
 @dataclass
 class _Slot:
     index: int
@@ -161,6 +140,8 @@ class _Slot:
     generation: int = 0
     deaths: int = 0
     pids: list[int] = field(default_factory=list)
+    silent: float = 0.0
+    """Seconds of polling since this worker last delivered (see `ProcessPool._watch_stalls`)."""
 
 
 class ProcessPool:
@@ -175,6 +156,7 @@ class ProcessPool:
         epoch: int = 0,
         games_per_message: int = GAMES_PER_MESSAGE,
         log: Any = None,
+        stall_s: float = STALL_S,
     ) -> None:
         if workers < 1:
             raise ValueError(f"a process pool needs at least one worker, got {workers}")
@@ -184,6 +166,7 @@ class ProcessPool:
         self.epoch = epoch
         self.games_per_message = games_per_message
         self.max_restarts = cfg.selfplay.max_restarts
+        self.stall_s = stall_s
         self.restarts = 0
         self.log = log or (lambda text: print(text, file=sys.stderr, flush=True))
         self._ctx = mp.get_context("spawn")  # fork would copy torch's and ONNX Runtime's threads
@@ -202,7 +185,7 @@ class ProcessPool:
         client = self._server.client_spec(slot.index) if self._server is not None else None
         process = self._ctx.Process(
             target=worker_main,
-            args=(slot.index, slot.generation, seed, self.cfg, self._board.spec, child, self.games_per_message, client),
+            args=(seed, self.cfg, self._board.spec, child, self.games_per_message, client),
             name=f"tammi-selfplay-{slot.index}",
             daemon=True,
         )
@@ -210,6 +193,11 @@ class ProcessPool:
         child.close()
         slot.process, slot.conn = process, parent
         slot.pids.append(int(process.pid or 0))
+
+    def worker_pid(self, slot: int) -> int | None:
+        """The pid of the worker in ``slot`` now (None while it is being replaced)."""
+        process = self._slots[slot].process
+        return process.pid if process is not None else None
 
     @property
     def pids(self) -> list[int]:
@@ -247,6 +235,7 @@ class ProcessPool:
         slot.deaths += 1
         self._discard(slot)
         if slot.deaths > self.max_restarts:
+            self.close()
             raise WorkerDiedError(
                 f"self-play worker {slot.index} (pid {pid}) {how}; it died {slot.deaths} times, more than "
                 f"selfplay.max_restarts={self.max_restarts} allows"
@@ -287,6 +276,7 @@ class ProcessPool:
     def poll(self, timeout: float) -> list[Delivery]:
         if self._board is None:
             raise RuntimeError("publish weights before polling the pool (the workers start then)")
+        started = time.monotonic()
         out: list[Delivery] = []
         conns: dict[Any, _Slot] = {s.conn: s for s in self._slots if s.conn is not None}
         sentinels = {s.process.sentinel: s for s in self._slots if s.process is not None}
@@ -305,8 +295,22 @@ class ProcessPool:
             self._check_server(grace=1.0)  # workers end when the server did
         for slot in dead:
             slot.process.join(timeout=1.0)
-            self._replace(slot, _death(slot.process.exitcode))
+            self._replace(slot, describe_exit(slot.process.exitcode))
+        self._watch_stalls(out, time.monotonic() - started, dead)
         return out
+
+    def _watch_stalls(self, out: list[Delivery], waited: float, dead: list[_Slot]) -> None:
+        """Replace a worker that stays alive but sends nothing for `STALL_S` seconds of polling
+        (time the trainer spends elsewhere, in evaluation say, does not count)."""
+        delivered = {d.worker for d in out}
+        for slot in self._slots:
+            if slot.index in delivered or slot in dead:
+                slot.silent = 0.0
+                continue
+            slot.silent += waited
+            if slot.silent > self.stall_s and slot.process is not None:
+                slot.silent = 0.0
+                self._replace(slot, f"sent nothing for {self.stall_s:g} s of waiting (stuck?)")
 
     def close(self) -> None:
         if self._closed:

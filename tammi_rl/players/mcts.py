@@ -3,9 +3,10 @@
     agent = MCTSPlayer(rules, model, simulations=64, device=torch.device("cpu"))
     move = agent.choose(game)
 
-Player spec: ``mcts:checkpoint=PATH[,sims=N,algorithm=gumbel|puct,device=auto,runtime=auto|torch|onnx,
-threads=T,name=...]``; the network runs on `tammi_rl.nn.runtime` (``auto``: ONNX Runtime on
-the CPU, one thread by default).
+Player spec: ``mcts:checkpoint=PATH`` or ``mcts:model=VARIANT`` (a shipped model), then
+``[,sims=N,algorithm=gumbel|puct,device=auto,runtime=auto|torch|onnx,threads=T,name=...]``;
+the network runs on `tammi_rl.nn.runtime` (``auto``: ONNX Runtime on the CPU, one thread
+by default).
 A turn of several hops (a capture chain) is searched hop by hop; forced hops are played
 without search. Evaluation play is deterministic: no root noise, greedy choice.
 """
@@ -27,6 +28,7 @@ from tammi_rl.players.spec import PlayerSpecError, int_option, reject_unknown
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move
+from tammi_rl.store.shipped import ShippedModelError, shipped_model
 
 
 class MCTSPlayer:
@@ -115,9 +117,19 @@ def load_agent(
 
 def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPlayer:
     """Factory behind the ``mcts:...`` player spec (registered in `tammi_rl.players`)."""
-    reject_unknown(spec, options, {"checkpoint", "sims", "algorithm", "device", "runtime", "threads", "name"})
-    if "checkpoint" not in options:
-        raise PlayerSpecError(f"player spec {spec!r}: mcts needs checkpoint=PATH (a .pt file or a run directory)")
+    reject_unknown(spec, options, {"checkpoint", "model", "sims", "algorithm", "device", "runtime", "threads", "name"})
+    if ("checkpoint" in options) == ("model" in options):
+        raise PlayerSpecError(
+            f"player spec {spec!r}: mcts needs either checkpoint=PATH (a .pt file or a run directory) "
+            "or model=NAME (a shipped model, e.g. model=russian)"
+        )
+    if "model" in options:
+        try:
+            checkpoint = str(shipped_model(options["model"]))
+        except ShippedModelError as exc:
+            raise PlayerSpecError(f"player spec {spec!r}: {exc}") from None
+    else:
+        checkpoint = options["checkpoint"]
     sims = int_option(spec, "sims", options["sims"], 1) if "sims" in options else 64
     algorithm = options.get("algorithm")
     if algorithm not in (None, "gumbel", "puct"):
@@ -133,4 +145,5 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
         resolve_runtime(runtime, resolve_device(device))
     except ValueError as exc:  # e.g. runtime=onnx with device=cuda
         raise PlayerSpecError(f"player spec {spec!r}: {exc}") from None
-    return load_agent(rules, options["checkpoint"], sims, device, algorithm, options.get("name"), runtime, threads)
+    name = options.get("name") or (f"mcts:model={options['model']}" if "model" in options else None)
+    return load_agent(rules, checkpoint, sims, device, algorithm, name, runtime, threads)

@@ -6,9 +6,11 @@
 
 The target is cumulative: after ``positions`` samples have been played, the learner
 should have drawn ``ratio x positions`` samples (once the buffer first reaches
-``min_samples``; the samples played before then are owed at once, as the old
-steps-per-iteration loop did). Counting from the start rather than per iteration holds
-the ratio over the whole run, whatever the speeds of self-play and learner: the
+``min_samples``; the samples played before then are owed at once, which trains on the
+first window ``ratio`` times over). The trainer counts from the point the ratio took
+effect (the run's start, or a resume that changed it), so a changed ratio owes no burst.
+Counting cumulatively rather than per iteration holds the ratio over the run, whatever
+the speeds of self-play and learner: the
 synchronous loop (``selfplay.workers: 0``) trains the owed steps after every
 iteration's games; the asynchronous one trains whenever a step is owed, waits for
 games when none is, and stops reading from the workers (so they wait) when more than

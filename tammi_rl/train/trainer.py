@@ -30,7 +30,9 @@ iteration, so they do not replay the first run's games).
 from __future__ import annotations
 
 import random
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -58,6 +60,10 @@ from tammi_rl.train.replay import ReplayBuffer, ReplayError
 from tammi_rl.train.telemetry import IterationMeter, status_parts
 
 PDN_GAMES_PER_CHECKPOINT = 16
+
+
+class _StopRequested(Exception):
+    """Ctrl-C was pressed during the asynchronous loop (see `Trainer._run_async`)."""
 
 
 class SelfPlayBackend(Protocol):
@@ -109,6 +115,12 @@ class Counters:
     """Samples drawn by the learner (steps x batch size)."""
     worker_restarts: int = 0
     """Self-play workers (processes or actors) replaced after dying."""
+    pace_ratio: float = 0.0
+    """The replay ratio the learner is paced at (0: not yet set, a run from before pacing)."""
+    pace_positions: int = 0
+    pace_samples: int = 0
+    """``positions`` and ``samples_trained`` when that ratio took effect: the pacing counts from there,
+    so a resume with another ``train.replay_ratio`` starts even instead of owing a burst of steps."""
     replay_total_added: int = 0
     eval_scores: dict[int, float] = field(default_factory=dict)
     """The last evaluation's score per alpha-beta depth."""
@@ -213,12 +225,17 @@ class Trainer:
         self.resumed_from: Path | None = None
         self.eval_elo: float | None = None
         """The last evaluation's Elo (anchor: alpha-beta at the first eval depth), logged as eval/elo."""
+        self.eval_elo_error: float | None = None
+        """Its standard error (from the fit's inverse Hessian), logged as eval/elo_error."""
         self.selfplay_weights: dict | None = None
         """Under gating (eval.gating.enabled): the weights self-play uses, replaced only by a
         network that passed the gate. None: self-play follows the learner."""
+        self.stop_requested = False
+        """Set by Ctrl-C in the asynchronous loop; read between two steps."""
         if resume_dir is not None:
             self._resume()
             self.run.prepare(cfg, resume=True)
+        self._set_pace_base()
         if cfg.eval.gating.enabled and self.selfplay_weights is None:
             self.selfplay_weights = self.learner.weights()
         if self.worker is not None:
@@ -261,6 +278,17 @@ class Trainer:
             f"resuming {self.run.root} from {path.name}: iteration {self.counters.iteration}, "
             f"learner step {self.learner.step_count}, replay {len(self.replay)} samples"
         )
+
+    def _set_pace_base(self) -> None:
+        """Count the replay ratio from now on if it is new to this run (a fresh run, or a resume
+        with another ``train.replay_ratio``), so the learner owes no burst of steps."""
+        c, ratio = self.counters, self.cfg.train.replay_ratio
+        if c.pace_ratio == ratio:
+            return
+        if c.positions:
+            was = f"{c.pace_ratio:g}" if c.pace_ratio else "not set (a run from before pacing)"
+            self._say(f"note: the replay ratio was {was} and is now {ratio:g}; pacing counts from here")
+        c.pace_ratio, c.pace_positions, c.pace_samples = ratio, c.positions, c.samples_trained
 
     def _load_replay(self) -> None:
         """The replay buffer as it was at the checkpoint (samples saved after it are dropped)."""
@@ -305,10 +333,16 @@ class Trainer:
             logger.close()
         return TrainSummary(self.run.root, self.counters, self.learner.step_count, metrics, self.resumed_from)
 
-    def progress(self) -> float:
-        """How far the run is, by games (0 to 1): what the lr schedule follows."""
-        sp = self.cfg.selfplay
-        return self.counters.games / (self.cfg.train.iterations * sp.games_per_iteration)
+    def progress(self, it: int, received: int) -> float:
+        """How far the run is (0 to 1) during iteration ``it`` once ``received`` of its games
+        arrived: what the lr schedule follows."""
+        share = min(1.0, received / self.cfg.selfplay.games_per_iteration)
+        return (it - 1 + share) / self.cfg.train.iterations
+
+    def _paced(self) -> tuple[int, int, int]:
+        """(positions, samples trained, buffered) as the pacing counts them (from its base)."""
+        c = self.counters
+        return c.positions - c.pace_positions, c.samples_trained - c.pace_samples, len(self.replay)
 
     # --- the synchronous loop ---------------------------------------------------------
     def iteration(self, it: int, logger: Any) -> dict[str, float]:
@@ -325,9 +359,9 @@ class Trainer:
         c.positions += len(result.samples)
         c.replay_total_added = self.replay.total_added
         metrics: dict[str, float] = {}
-        steps = self.pace.steps_owed(c.positions, c.samples_trained, len(self.replay))
+        steps = self.pace.steps_owed(*self._paced())
         if steps:
-            self.learner.set_progress(self.progress())
+            self.learner.set_progress(self.progress(it, cfg.selfplay.games_per_iteration))
             with meter.timing("learner"):
                 metrics = self.learner.train(self.replay, steps, self.sample_rng)
             c.samples_trained += steps * cfg.train.batch_size
@@ -336,26 +370,48 @@ class Trainer:
 
     # --- the asynchronous loop --------------------------------------------------------
     def _run_async(self, logger: Any) -> dict[str, float]:
-        """Iterations with self-play in a `WorkerPool` (see the module docstring)."""
+        """Iterations with self-play in a `WorkerPool` (see the module docstring).
+
+        Ctrl-C sets a flag that the loop reads between two steps (so the state it saves is
+        whole): the workers stop and a checkpoint of everything so far is written as the
+        last finished iteration's (``ckpt_<N>.pt`` then also holds the unfinished iteration's
+        games and learner steps), then `KeyboardInterrupt` propagates.
+        """
         cfg, c = self.cfg, self.counters
         self.pool = self.pool_factory(cfg, c.iteration)
         restarts0 = c.worker_restarts
         metrics: dict[str, float] = {}
+        previous = self._catch_ctrl_c()
         try:
             self.pool.publish(self.selfplay_weights or self.learner.weights(), self.weights_version)
             for it in range(c.iteration + 1, cfg.train.iterations + 1):
                 metrics = self._async_iteration(it, logger, restarts0)
-        except KeyboardInterrupt:
+        except _StopRequested:
             self._say(f"interrupted: stopping the self-play workers and writing a checkpoint (iteration {c.iteration})")
             self.pool.close()
             c.worker_restarts = restarts0 + self.pool.restarts
             c.replay_total_added = self.replay.total_added
             path = self.checkpoint(c.iteration, [], logger)
             self._say(f"saved {path}; continue with: tammi-rl train --resume {self.run.root}")
-            raise
+            raise KeyboardInterrupt from None
         finally:
             self.pool.close()
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
         return metrics
+
+    def _catch_ctrl_c(self) -> Any:
+        """Turn SIGINT into `stop_requested` (main thread only); returns the handler it replaced."""
+        self.stop_requested = False
+
+        def request_stop(signum: int, frame: Any) -> None:
+            if not self.stop_requested:
+                self._say("Ctrl-C: stopping after the current step (an evaluation in progress finishes first)")
+            self.stop_requested = True
+
+        if threading.current_thread() is not threading.main_thread():
+            return None  # signals reach the main thread only; Ctrl-C there interrupts as usual
+        return signal.signal(signal.SIGINT, request_stop)
 
     def _async_iteration(self, it: int, logger: Any, restarts0: int) -> dict[str, float]:
         """Receive games and train as the replay ratio says until ``games_per_iteration`` more games arrived."""
@@ -369,13 +425,15 @@ class Trainer:
         steps = 0
         received = 0
         while received < cfg.selfplay.games_per_iteration:
+            if self.stop_requested:
+                raise _StopRequested
             timeout = 0.25  # nothing owed: wait for games
-            if self.pace.steps_owed(c.positions, c.samples_trained, len(self.replay)):
-                self._learn_step(meter, sums)
+            if self.pace.steps_owed(*self._paced()):
+                self._learn_step(meter, sums, self.progress(it, received))
                 steps += 1
                 if self.learner.step_count % cfg.train.publish_every == 0:
                     self.publish(it, logger, gate=False)
-                if self.pace.learner_behind(c.positions, c.samples_trained, len(self.replay)):
+                if self.pace.learner_behind(*self._paced()):
                     continue  # hold self-play back: its messages wait in the pipes
                 timeout = 0.0
             with meter.timing("wait" if timeout else "receive"):
@@ -390,13 +448,14 @@ class Trainer:
                 parts.append(result.stats)
                 games.extend(result.games[: max(0, PDN_GAMES_PER_CHECKPOINT - len(games))])
         if it == cfg.train.iterations:  # the last iteration: train what is still owed
-            for _ in range(self.pace.steps_owed(c.positions, c.samples_trained, len(self.replay))):
-                self._learn_step(meter, sums)
+            for _ in range(self.pace.steps_owed(*self._paced())):
+                self._learn_step(meter, sums, 1.0)
                 steps += 1
         c.replay_total_added = self.replay.total_added
         c.worker_restarts = restarts0 + pool.restarts
-        if cfg.eval.gating.enabled:
-            self.publish(it, logger, gate=True)
+        if cfg.eval.gating.enabled and self.learner.step_count > 0:
+            with meter.timing("eval"):
+                self.publish(it, logger, gate=True)
         stats = merge_stats(parts, meter.wall())
         stats["workers"] = float(pool.size)
         stats["worker_restarts"] = float(c.worker_restarts)
@@ -404,10 +463,10 @@ class Trainer:
         metrics = {key: value / steps for key, value in sums.items()} if steps else {}
         return self._end_iteration(it, logger, meter, stats, games, metrics, positions0, trained0)
 
-    def _learn_step(self, meter: IterationMeter, sums: dict[str, float]) -> None:
-        """One learner step on a replay batch; its metrics are added to ``sums``."""
+    def _learn_step(self, meter: IterationMeter, sums: dict[str, float], progress: float) -> None:
+        """One learner step on a replay batch at ``progress``; its metrics are added to ``sums``."""
         batch = self.cfg.train.batch_size
-        self.learner.set_progress(self.progress())
+        self.learner.set_progress(progress)
         with meter.timing("learner"):
             metrics = self.learner.step(self.replay.sample(batch, self.sample_rng))
         for key, value in metrics.items():
@@ -434,13 +493,13 @@ class Trainer:
                 c.eval_scores = self.evaluate(it)
             logger.evaluation(c.eval_scores, it)
             if self.eval_elo is not None:
-                logger.scalars({"eval/elo": self.eval_elo}, it)
+                logger.scalars({"eval/elo": self.eval_elo, "eval/elo_error": self.eval_elo_error}, it)
         c.iteration = it
         if it % cfg.checkpoint.every == 0 or it == cfg.train.iterations:
             with meter.timing("checkpoint"):
                 self.checkpoint(it, games, logger)
         telemetry = meter.summary(
-            c.positions - positions0, c.samples_trained - trained0, self.pace.held(c.positions, c.samples_trained)
+            c.positions - positions0, c.samples_trained - trained0, self.pace.held(*self._paced()[:2])
         )
         logger.selfplay(stats, it)
         logger.learner(metrics, it)
@@ -503,7 +562,7 @@ class Trainer:
             seed=self.cfg.seed + 7919 * it,
             mcts=self.cfg.mcts,
         )
-        self.eval_elo = result.elo
+        self.eval_elo, self.eval_elo_error = result.elo, result.elo_error
         return result.scores
 
     def checkpoint(self, it: int, games: list[GameRecord], logger: Any) -> Path:

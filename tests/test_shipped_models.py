@@ -1,0 +1,84 @@
+"""Shipped models by name: the registry, the player spec, `tammi-rl play` and `tammi-rl eval`.
+
+A throw-away "shipped" directory holds a real (untrained, tiny) checkpoint; the registry
+is pointed at it, so these tests check the plumbing whatever ships in checkpoints/.
+"""
+
+import io
+from pathlib import Path
+
+import pytest
+
+from tammi_rl.config import NetworkConfig, load_config
+from tammi_rl.nn.model import build_model
+from tammi_rl.players import PlayerSpecError, parse_player_spec
+from tammi_rl.players.mcts import MCTSPlayer
+from tammi_rl.store import shipped
+from tammi_rl.store.checkpoint import make_checkpoint, save_checkpoint
+from tammi_rl.store.shipped import ShippedModelError, shipped_model, shipped_models
+
+TINY = NetworkConfig(blocks=1, channels=8, value_hidden=8)
+
+
+def plant(directory: Path, name: str, variant: str, rules) -> Path:
+    cfg = load_config(None, [f"variant={variant}", "network.blocks=1", "network.channels=8", "network.value_hidden=8"])
+    ckpt = make_checkpoint(variant=variant, network=TINY, model=build_model(rules, TINY), learner=None,
+                           counters={}, rng={}, worker=None, config=cfg.to_dict())
+    path = directory / f"{name}.pt"
+    save_checkpoint(path, ckpt)
+    return path
+
+
+@pytest.fixture
+def models(tmp_path, monkeypatch, russian):
+    plant(tmp_path, "russian", "russian", russian)
+    plant(tmp_path, "russian-latest", "russian", russian)  # a training export: never shipped
+    monkeypatch.setattr(shipped, "models_dir", lambda: tmp_path)
+    return tmp_path
+
+
+def test_registry_lists_models_by_name_and_skips_training_exports(models):
+    assert list(shipped_models()) == ["russian"]
+    assert shipped_model("russian") == models / "russian.pt" == shipped_model(" Russian ")
+    with pytest.raises(ShippedModelError, match=r"no shipped model named 'klingon'; shipped models: russian"):
+        shipped_model("klingon")
+
+
+def test_an_empty_install_says_none_ships(tmp_path):
+    with pytest.raises(ShippedModelError, match=r"shipped models: none \(this install ships no trained model\)"):
+        shipped_model("russian", directory=tmp_path)
+
+
+def test_player_spec_names_a_shipped_model(models, russian):
+    player = parse_player_spec("mcts:model=russian,sims=8", russian)
+    assert isinstance(player, MCTSPlayer) and player.name == "mcts:model=russian" and player.simulations == 8
+    with pytest.raises(PlayerSpecError, match=r"no shipped model named 'dutch'; shipped models: russian"):
+        parse_player_spec("mcts:model=dutch", russian)
+    with pytest.raises(PlayerSpecError, match="either checkpoint=PATH .* or model=NAME"):
+        parse_player_spec(f"mcts:model=russian,checkpoint={models / 'russian.pt'}", russian)
+    with pytest.raises(PlayerSpecError, match="either checkpoint=PATH .* or model=NAME"):
+        parse_player_spec("mcts:sims=8", russian)
+
+
+def test_a_shipped_model_of_another_variant_is_refused(models, english):
+    from tammi_rl.store.checkpoint import CheckpointError
+
+    with pytest.raises((PlayerSpecError, CheckpointError), match="russian"):
+        parse_player_spec("mcts:model=russian", english)
+
+
+def test_play_offers_the_shipped_agent_by_default(models, monkeypatch):
+    from tammi_rl.cli.play import default_opponent
+
+    assert default_opponent("russian") == "mcts:model=russian,sims=400"
+    assert default_opponent("italian") == "alphabeta:depth=6"  # nothing ships for it here
+
+
+def test_eval_takes_a_shipped_model_name(models, tmp_path):
+    from tammi_rl.cli.main import main
+
+    out = tmp_path / "eval_out"
+    code = main(["eval", "russian", "--vs", "random", "--games", "2", "--sims", "4", "--out", str(out)])
+    assert code == 0
+    assert list(out.glob("*.pdn"))
+    assert main(["eval", "klingon", "--vs", "random", "--games", "2"]) != 0
