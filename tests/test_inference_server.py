@@ -32,23 +32,10 @@ from tammi_rl.distributed.weights import WeightBoard
 from tammi_rl.nn.model import build_model
 from tammi_rl.nn.runtime import TorchRuntime
 
+from processes_util import alive, wait_dead
+
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / "configs" / "smoke.yaml"
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
-
-
-def wait_dead(pids, seconds=10.0) -> set[int]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and any(alive(p) for p in pids):
-        time.sleep(0.1)
-    return {p for p in pids if alive(p)}
 
 
 def planes(rng, n):

@@ -27,6 +27,8 @@ from tammi_rl.train.pacing import ReplayRatio
 from tammi_rl.train.replay import ReplayBuffer
 from tammi_rl.train.trainer import resume_config, train, worker_count
 
+from processes_util import wait_dead
+
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / "configs" / "smoke.yaml"
 
@@ -43,21 +45,6 @@ def children(pid: int) -> set[int]:
         text = (task / "children").read_text().split()
         found.update(int(p) for p in text)
     return {p for p in found if b"resource_tracker" not in Path(f"/proc/{p}/cmdline").read_bytes()}
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
-
-
-def wait_dead(pids, seconds=10.0) -> set[int]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and any(alive(p) for p in pids):
-        time.sleep(0.1)
-    return {p for p in pids if alive(p)}
 
 
 def scalar_steps(tb_dir: Path, tag: str) -> list[int]:
