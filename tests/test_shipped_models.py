@@ -8,6 +8,7 @@ import io
 from pathlib import Path
 
 import pytest
+import torch
 
 from tammi_rl.config import NetworkConfig, load_config
 from tammi_rl.nn.model import build_model
@@ -82,3 +83,24 @@ def test_eval_takes_a_shipped_model_name(models, tmp_path):
     assert code == 0
     assert list(out.glob("*.pdn"))
     assert main(["eval", "klingon", "--vs", "random", "--games", "2"]) != 0
+
+
+def test_export_model_writes_a_small_playing_checkpoint(models, tmp_path, russian):
+    from tammi_rl.cli.main import main
+    from tammi_rl.nn.saved import load_network
+    from tammi_rl.store.checkpoint import load_checkpoint
+
+    source = models / "russian.pt"
+    full = torch.load(source, weights_only=True)
+    full["learner"] = {"optimizer": {"state": {0: {"exp_avg": torch.zeros(50_000)}}}}  # a fat learner
+    torch.save(full, source)
+    target = tmp_path / "out" / "model.pt"
+    target.parent.mkdir()
+    assert main(["export", str(source), "--model", str(target)]) == 0
+    slim = load_checkpoint(target, variant="russian")
+    assert slim["learner"] is None and slim["worker"] is None and slim["rng"] == {}
+    assert slim["config"] == full["config"] and slim["counters"] == full["counters"]
+    assert target.stat().st_size < source.stat().st_size / 4
+    a, b = load_network(source, russian).model, load_network(target, russian).model
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True))
+    assert main(["export", str(source), "--model", str(target), "--onnx", str(tmp_path / "x.onnx")]) != 0

@@ -1,6 +1,7 @@
-"""``tammi-rl export CHECKPOINT --onnx FILE``: the network as an ONNX model for other runtimes.
+"""``tammi-rl export CHECKPOINT --onnx FILE | --model FILE``: the network for other runtimes,
+or as a small playing checkpoint (how the shipped ``checkpoints/<variant>.pt`` are made).
 
-The model takes ``planes`` float32 ``[B, C, H, W]`` (`tammi_rl.env.observation`) and
+With ``--onnx`` the model takes ``planes`` float32 ``[B, C, H, W]`` (`tammi_rl.env.observation`) and
 returns ``logits`` ``[B, A]`` over hop actions (`tammi_rl.rules.actions`) and ``value``
 ``[B]`` in [-1, 1] for the side to move. Its metadata names the variant and the encoding,
 so a reader can check it is feeding the right planes.
@@ -10,17 +11,21 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import TextIO
 
 from tammi_rl.atomic import atomic_write
 from tammi_rl.env.observation import N_PLANES, PLANE_NAMES
 from tammi_rl.nn.runtime import ENCODING_VERSION, onnx_bytes
-from tammi_rl.nn.saved import load_network
+from tammi_rl.nn.saved import SavedNetwork, load_network
 from tammi_rl.rules.actions import codec_for
+from tammi_rl.store.checkpoint import playing_checkpoint, save_checkpoint
 
 
 def run_export_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     saved = load_network(args.checkpoint)
+    if args.model:
+        return export_playing_checkpoint(saved, args.model, out)
     rules = saved.rules
     size = rules.geometry.size
     metadata = {
@@ -43,6 +48,19 @@ def run_export_command(args: argparse.Namespace, out: TextIO | None = None) -> i
     print(
         f"wrote {args.onnx}: {rules.variant.name} network {saved.network.blocks}x{saved.network.channels}, "
         f"{len(data):,} bytes",
+        file=out,
+    )
+    return 0
+
+
+def export_playing_checkpoint(saved: SavedNetwork, target: str, out: TextIO | None = None) -> int:
+    """Write ``saved``'s checkpoint without its optimizer, RNG and worker state."""
+    save_checkpoint(target, playing_checkpoint(saved.checkpoint))
+    counters = saved.checkpoint.get("counters", {})
+    print(
+        f"wrote {target}: {saved.rules.variant.name} network {saved.network.blocks}x{saved.network.channels}, "
+        f"iteration {counters.get('iteration', '?')}, {counters.get('games', '?')} games, "
+        f"{Path(target).stat().st_size:,} bytes",
         file=out,
     )
     return 0

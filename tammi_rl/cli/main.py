@@ -183,7 +183,14 @@ def _train(args: argparse.Namespace) -> int:
 # play and match live in tammi_rl.cli.play, eval in tammi_rl.cli.evaluate.
 def _export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("checkpoint", help="a checkpoint file or a run directory (its latest checkpoint)")
-    parser.add_argument("--onnx", required=True, metavar="FILE", help="where to write the ONNX model")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--onnx", metavar="FILE", help="where to write the ONNX model")
+    target.add_argument(
+        "--model",
+        metavar="FILE",
+        help="where to write a playing checkpoint: weights, variant and run config, no optimizer state "
+        "(how checkpoints/<variant>.pt are made)",
+    )
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -212,7 +219,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "export",
-        "write a checkpoint's network as an ONNX model (variant and encoding in its metadata)",
+        "write a checkpoint's network as an ONNX model (--onnx) or a small playing checkpoint (--model)",
         _export_arguments,
         _export,
     ),

@@ -133,6 +133,18 @@ def make_checkpoint(
     }
 
 
+PLAYING_KEYS = ("format_version", "variant", "network", "model", "counters", "config")
+"""What a player needs from a checkpoint; the rest (optimizer, RNG, worker state) only resumes."""
+
+
+def playing_checkpoint(ckpt: dict[str, Any]) -> dict[str, Any]:
+    """``ckpt`` cut to what playing needs: weights, shape, variant, counters and the run's
+    config (the provenance a model card cites). About a third the size; it cannot resume."""
+    slim = {key: ckpt[key] for key in PLAYING_KEYS if key in ckpt}
+    slim.update(learner=None, rng={}, worker=None)
+    return slim
+
+
 def load_checkpoint(
     path: str | Path, variant: str | None = None, network: NetworkConfig | dict[str, Any] | None = None
 ) -> dict[str, Any]:
