@@ -4,7 +4,6 @@ A throw-away "shipped" directory holds a real (untrained, tiny) checkpoint; the 
 is pointed at it, so these tests check the plumbing whatever ships in checkpoints/.
 """
 
-import io
 from pathlib import Path
 
 import pytest
@@ -55,9 +54,9 @@ def test_player_spec_names_a_shipped_model(models, russian):
     assert isinstance(player, MCTSPlayer) and player.name == "mcts:model=russian" and player.simulations == 8
     with pytest.raises(PlayerSpecError, match=r"no shipped model named 'dutch'; shipped models: russian"):
         parse_player_spec("mcts:model=dutch", russian)
-    with pytest.raises(PlayerSpecError, match="either checkpoint=PATH .* or model=NAME"):
+    with pytest.raises(PlayerSpecError, match=r"either checkpoint=PATH .* or model=NAME"):
         parse_player_spec(f"mcts:model=russian,checkpoint={models / 'russian.pt'}", russian)
-    with pytest.raises(PlayerSpecError, match="either checkpoint=PATH .* or model=NAME"):
+    with pytest.raises(PlayerSpecError, match=r"either checkpoint=PATH .* or model=NAME"):
         parse_player_spec("mcts:sims=8", russian)
 
 
