@@ -5,10 +5,12 @@ stand-ins: a model that is missing, mislabelled, too large, cut to the wrong sha
 untrained fails here. (`tests/test_shipped_models.py` tests the plumbing on planted files.)
 """
 
+from pathlib import Path
+
 import pytest
 import torch
 
-from tammi_rl.config import NetworkConfig
+from tammi_rl.config import NetworkConfig, load_config
 from tammi_rl.eval.match import run_match
 from tammi_rl.nn.model import build_model
 from tammi_rl.nn.saved import load_network
@@ -19,6 +21,10 @@ from tammi_rl.store.checkpoint import load_checkpoint
 from tammi_rl.store.shipped import shipped_model, shipped_models
 
 SHIPPED = ("english", "italian", "russian", "turkish")
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+RECIPE = ("network", "mcts", "selfplay", "replay", "train")
+"""The config sections that make the model; a shipped model was trained by its variant's
+shipped config (``configs/<variant>.yaml``), so changing the recipe means shipping anew."""
 MAX_BYTES = 1_000_000
 """A shipped model is a playing checkpoint: weights and config, no optimizer state."""
 
@@ -38,6 +44,9 @@ def test_shipped_model_is_its_variant_and_network(name: str) -> None:
     assert config["variant"] == name
     assert config["network"] == ckpt["network"]  # the shape it declares is the shape it was trained as
     assert ckpt["counters"]["games"] > 0 and ckpt["counters"]["iteration"] == config["train"]["iterations"]
+    shipped_config = load_config(CONFIGS / f"{name}.yaml").to_dict()
+    for section in RECIPE:
+        assert config[section] == shipped_config[section], f"{name}.pt: {section} differs from configs/{name}.yaml"
     rules = Rules.for_variant(name)
     saved = load_network(path, rules)  # every weight fits that shape
     fresh = build_model(rules, NetworkConfig(**ckpt["network"]))
