@@ -69,8 +69,17 @@ def test_deeper_beats_shallower() -> None:
 def test_match_command(tmp_path: Path) -> None:
     out = io.StringIO()
     pdn = tmp_path / "m.pdn"
-    args = argparse.Namespace(variant="turkish", player_a="alphabeta:depth=2", player_b="random:seed=4",
-                              games=2, pdn=str(pdn), seed=0, max_plies=60, openings=None, quiet=False)
+    args = argparse.Namespace(
+        variant="turkish",
+        player_a="alphabeta:depth=2",
+        player_b="random:seed=4",
+        games=2,
+        pdn=str(pdn),
+        seed=0,
+        max_plies=60,
+        openings=None,
+        quiet=False,
+    )
     assert run_match_command(args, out) == 0
     text = out.getvalue()
     assert "W/D/L" in text and "95% CI" in text and "game 2:" in text
@@ -80,8 +89,14 @@ def test_match_command(tmp_path: Path) -> None:
 def test_play_command_with_typed_moves(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("c3-d4\nnonsense\nquit\n"))
     out = io.StringIO()
-    args = argparse.Namespace(variant="russian", white="human", black="alphabeta:depth=2", fen=None,
-                              max_plies=None, pdn=str(tmp_path / "g.pdn"))
+    args = argparse.Namespace(
+        variant="russian",
+        white="human",
+        black="alphabeta:depth=2",
+        fen=None,
+        max_plies=None,
+        pdn=str(tmp_path / "g.pdn"),
+    )
     assert run_play(args, out) == 0
     text = out.getvalue()
     assert "white plays c3-d4" in text and "black plays" in text and "legal moves:" in text
@@ -96,3 +111,23 @@ def test_render_board_shows_coordinates() -> None:
     numeric = board_text(Rules.for_variant("english"), Rules.for_variant("english").start_position())
     assert "13" in numeric and "20" in numeric
     assert START.moves == ()
+
+
+def test_match_times_each_player_per_move() -> None:
+    import time
+
+    from tammi_rl.players.simple import RandomPlayer
+
+    class Slow(RandomPlayer):
+        def choose(self, game):
+            time.sleep(0.01)
+            return super().choose(game)
+
+    rules = Rules.for_variant("russian")
+    slow, fast = Slow(seed=1), RandomPlayer(seed=2)
+    slow.name, fast.name = "slow", "fast"
+    result = run_match(rules, slow, fast, games=2, max_plies=40)
+    for g in result.games:
+        played = len(g.game.moves) - len(g.opening.moves)
+        assert sum(g.clock.moves) == played and g.clock.moves[g.a_color] >= played // 2
+    assert result.seconds_per_move() >= 0.01 > result.seconds_per_move(player_a=False)

@@ -233,7 +233,8 @@ def _match_line(result: MatchResult) -> str:
     lo, hi = result.confidence_interval()
     return (
         f"{result.player_a} vs {result.player_b}: W/D/L {result.wins}/{result.draws}/{result.losses}  "
-        f"score {result.score:.3f} (95% CI {lo:.3f}..{hi:.3f}) in {len(result.games)} games"
+        f"score {result.score:.3f} (95% CI {lo:.3f}..{hi:.3f}) in {len(result.games)} games, "
+        f"{result.seconds_per_move():.3f} s per move (opponent {result.seconds_per_move(player_a=False):.3f})"
     )
 
 

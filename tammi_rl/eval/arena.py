@@ -131,6 +131,8 @@ def match_row(result: MatchResult) -> dict:
         "elo_diff": _finite(elo),
         "elo_diff_low": _finite(elo_lo),
         "elo_diff_high": _finite(elo_hi),
+        "seconds_per_move": round(result.seconds_per_move(), 4),
+        "opponent_seconds_per_move": round(result.seconds_per_move(player_a=False), 4),
     }
 
 

@@ -19,6 +19,7 @@ the Elo difference is derived from the score and its interval.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -31,6 +32,18 @@ from tammi_rl.rules.pdn import game_to_pdn
 DEFAULT_MAX_PLIES = 300
 
 
+@dataclass
+class ThinkTime:
+    """Wall-clock seconds each colour spent choosing its moves in one game, and how many."""
+
+    seconds: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    moves: list[int] = field(default_factory=lambda: [0, 0])
+
+    def add(self, color: int, seconds: float) -> None:
+        self.seconds[color] += seconds
+        self.moves[color] += 1
+
+
 def play_game(
     rules: Rules,
     white: Player,
@@ -38,11 +51,13 @@ def play_game(
     opening: Opening = START,
     max_plies: int | None = DEFAULT_MAX_PLIES,
     on_move: Callable[[Game], None] | None = None,
+    clock: ThinkTime | None = None,
 ) -> Game:
     """Play one game to its end (or the ply cap, adjudicated by the variant's rule).
 
     ``white``/``black`` are the colours of the pieces; ``opening`` moves are played first.
-    ``on_move(game)`` is called after every move played by a player.
+    ``on_move(game)`` is called after every move played by a player; ``clock`` (when
+    given) adds up each colour's time to choose.
     """
     game = Game(rules, max_plies=max_plies)
     for move in opening.moves:
@@ -51,7 +66,10 @@ def play_game(
         game.play(move)
     players = (white, black)
     while not game.is_over:
-        move = players[game.side].choose(game)
+        side, started = game.side, time.perf_counter()
+        move = players[side].choose(game)
+        if clock is not None:
+            clock.add(side, time.perf_counter() - started)
         game.play(move)
         if on_move is not None:
             on_move(game)
@@ -68,6 +86,7 @@ class MatchGame:
     """The colour (0 white, 1 black) player A had."""
     white: str
     black: str
+    clock: ThinkTime = field(default_factory=ThinkTime)
 
     @property
     def a_score(self) -> float:
@@ -102,6 +121,13 @@ class MatchResult:
     @property
     def losses(self) -> int:
         return sum(g.a_score == 0.0 for g in self.games)
+
+    def seconds_per_move(self, player_a: bool = True) -> float:
+        """Mean wall-clock seconds player A (or B) took to choose a move over the match."""
+        color = [g.a_color if player_a else 1 - g.a_color for g in self.games]
+        moves = sum(g.clock.moves[c] for g, c in zip(self.games, color, strict=True))
+        seconds = sum(g.clock.seconds[c] for g, c in zip(self.games, color, strict=True))
+        return seconds / moves if moves else 0.0
 
     @property
     def score(self) -> float:
@@ -174,8 +200,9 @@ def run_match(
         player_a.new_game(_game_seed(seed, i, 0))
         player_b.new_game(_game_seed(seed, i, 1))
         white, black = (player_a, player_b) if a_color == 0 else (player_b, player_a)
-        game = play_game(rules, white, black, opening, max_plies)
-        record = MatchGame(game, opening, a_color, white.name, black.name)
+        clock = ThinkTime()
+        game = play_game(rules, white, black, opening, max_plies, clock=clock)
+        record = MatchGame(game, opening, a_color, white.name, black.name, clock)
         result.games.append(record)
         if on_game is not None:
             on_game(i, record)
