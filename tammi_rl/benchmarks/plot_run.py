@@ -3,9 +3,11 @@
     python -m tammi_rl.benchmarks.plot_run runs/russian notebooks/figures/russian_run.png \
         [--baseline runs/other --baseline-label "value target: outcome only"]
 
-Four panels: policy and value loss, value accuracy and policy entropy, self-play game
-length and W/D/L, and the score against alpha-beta per depth over iterations. With
-``--baseline`` the last panel also shows another run's scores (dashed), for an A/B.
+Six panels: policy and value loss, value accuracy and policy entropy, self-play game
+length and W/D/L, the score against alpha-beta per depth, the fitted Elo with its error
+bar (anchored on alpha-beta at the first evaluated depth) and self-play throughput, over
+iterations. With ``--baseline`` the score and Elo panels also show another run (dashed),
+for an A/B.
 """
 
 from __future__ import annotations
@@ -27,6 +29,16 @@ def series(acc: EventAccumulator, tag: str) -> tuple[list[int], list[float]]:
     return [e.step for e in events], [e.value for e in events]
 
 
+def elo_panel(ax: plt.Axes, acc: EventAccumulator, label: str, ls: str, marker: str) -> None:
+    """The run's in-training Elo with its one-standard-error bars."""
+    steps, elo = series(acc, "eval/elo")
+    err_steps, err = series(acc, "eval/elo_error")
+    if not steps:
+        return
+    errors = dict(zip(err_steps, err, strict=True))
+    ax.errorbar(steps, elo, yerr=[errors.get(s, 0.0) for s in steps], ls=ls, marker=marker, capsize=3, label=label)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
@@ -36,7 +48,11 @@ def main() -> None:
     args = parser.parse_args()
     acc = EventAccumulator(str(args.run_dir / "tb"), size_guidance={"scalars": 0})
     acc.Reload()
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7), constrained_layout=True)
+    base = None
+    if args.baseline is not None:
+        base = EventAccumulator(str(args.baseline / "tb"), size_guidance={"scalars": 0})
+        base.Reload()
+    fig, axes = plt.subplots(2, 3, figsize=(15, 7), constrained_layout=True)
     ax = axes[0, 0]
     for tag in ("loss/policy", "loss/value"):
         ax.plot(*series(acc, tag), label=tag)
@@ -59,9 +75,7 @@ def main() -> None:
     ax = axes[1, 1]
     for tag in sorted(t for t in acc.Tags()["scalars"] if t.startswith("eval/score_vs_ab_d")):
         ax.plot(*series(acc, tag), marker="o", label=f"vs alpha-beta depth {tag.rsplit('d', 1)[1]}")
-    if args.baseline is not None:
-        base = EventAccumulator(str(args.baseline / "tb"), size_guidance={"scalars": 0})
-        base.Reload()
+    if base is not None:
         ax.set_prop_cycle(None)  # same colour per depth as above
         for tag in sorted(t for t in base.Tags()["scalars"] if t.startswith("eval/score_vs_ab_d")):
             ax.plot(
@@ -70,6 +84,17 @@ def main() -> None:
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax.set_ylim(0, 1)
     ax.set_title("score against alpha-beta (during training)")
+    ax.legend()
+    ax = axes[0, 2]
+    elo_panel(ax, acc, "this run", "-", "o")
+    if base is not None:
+        elo_panel(ax, base, args.baseline_label, "--", "x")
+    ax.set_title("Elo (anchor: alpha-beta at the first depth = 0)")
+    ax.legend()
+    ax = axes[1, 2]
+    ax.plot(*series(acc, "throughput/positions_per_s"), label="self-play positions/s")
+    ax.plot(*series(acc, "throughput/learner_samples_per_s"), label="learner samples/s")
+    ax.set_title("throughput")
     ax.legend()
     for a in axes.flat:
         a.set_xlabel("iteration")
