@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,8 @@ from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.position import Move, Position
 
 MAX_DEPTH = core.MAX_PLY // 2
+POLL_SECONDS = 0.05
+"""With ``should_stop``, an iteration runs in node slices of about this long (doubling) between polls."""
 
 
 @dataclass(frozen=True)
@@ -133,10 +135,15 @@ class AlphaBeta:
         depth: int | None = None,
         time_limit: float | None = None,
         nodes: int | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        on_iteration: Callable[[AlphaBetaResult], None] | None = None,
     ) -> AlphaBetaResult:
         """Best move of ``position``; ``history``: earlier positions since the last irreversible move.
 
         ``depth``, ``time_limit`` and ``nodes`` override the config's limits for this call.
+        ``should_stop`` (polled about every `POLL_SECONDS` once depth 1 is done) ends the
+        search early with the deepest completed iteration; ``on_iteration`` receives the
+        result of each completed depth (for progress reports such as Hub ``info`` lines).
         """
         start = time.perf_counter()
         cfg = self.config
@@ -160,7 +167,9 @@ class AlphaBeta:
         total = 0
         best: tuple[int, int, int, np.ndarray] | None = None
         nps = 3e5
-        for d in range(1, max_depth + 1):
+        chunk = int(POLL_SECONDS * nps)
+        d = 1
+        while d <= max_depth:
             limit = node_cap - total
             if deadline is not None:
                 now = time.perf_counter()
@@ -169,6 +178,12 @@ class AlphaBeta:
                     break
             if best is None:
                 limit = max(limit, 1 << 62)  # always finish depth 1
+            polled = False
+            if should_stop is not None and best is not None:
+                if should_stop():
+                    break
+                if chunk < limit:  # search in slices so that a stop request is seen soon
+                    limit, polled = chunk, True
             score, idx, n, aborted = core.search_iteration(
                 root,
                 d,
@@ -198,12 +213,18 @@ class AlphaBeta:
             if elapsed > 1e-3:
                 nps = max(total / elapsed, 1e4)
             if aborted:
+                if polled:  # only the slice ran out: search this depth on (the TT keeps the work done)
+                    chunk *= 2
+                    continue
                 break
             best = (int(score), int(idx), d, self.root_scores[: len(moves)].copy())
+            if on_iteration is not None:
+                on_iteration(AlphaBetaResult(moves[idx], int(score), d, total, elapsed, (moves[idx],)))
             if abs(score) > core.MATE_BOUND:
                 break
             if time_limit is not None and elapsed > 0.6 * time_limit:
                 break  # the next iteration would most likely not finish
+            d += 1
         assert best is not None
         score, idx, reached, root_scores = best
         chosen = idx
@@ -217,6 +238,25 @@ class AlphaBeta:
             candidates = tuple(moves[i] for i in near)
             score = int(root_scores[chosen])
         return AlphaBetaResult(moves[chosen], score, reached, total, time.perf_counter() - start, candidates)
+
+    def principal_variation(self, position: Position, first: Move, length: int = 24) -> tuple[Move, ...]:
+        """``first`` then the best moves the transposition table holds below it (at most ``length``
+        moves, stopping at a position seen before or one the table does not know)."""
+        pv = [first]
+        seen = {position.key()}
+        pos = self.rules.play(position, first)
+        while len(pv) < length and pos.key() not in seen:
+            seen.add(pos.key())
+            slot = core.tt_probe(self.tt_key, hash_position(pos, self.keys))
+            if slot < 0:
+                break
+            index = ((int(self.tt_val[slot]) >> 42) & 0x7FF) - 1
+            moves = self.rules.legal_moves(pos)
+            if not 0 <= index < len(moves):
+                break
+            pv.append(moves[index])
+            pos = self.rules.play(pos, moves[index])
+        return tuple(pv)
 
 
 def config_from_dict(options: Mapping[str, Any]) -> AlphaBetaConfig:

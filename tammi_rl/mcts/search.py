@@ -197,6 +197,30 @@ class BatchedSearch:
             self.nodes_i, self.nodes_f, self.edges_i, self.edges_f, self.trees_i, self.leaf_actions, logits, values
         )
 
+    def principal_hops(self, t: int, first: int, length: int = 64) -> list[int]:
+        """After `run`: root hop ``first`` of tree ``t``, then the most-visited hop at each node
+        below it (hops, not moves: a capture chain is several), at most ``length`` of them."""
+        ni, ei = self.nodes_i[t], self.edges_i[t]
+        hops = [int(first)]
+        sl = self._root_edges(t)
+        node = -1
+        for e in range(sl.start, sl.stop):
+            if ei[e, tr.EI_ACTION] == first:
+                node = int(ei[e, tr.EI_CHILD])
+        while node >= 0 and len(hops) < length and ni[node, tr.NI_N_EDGES] > 0:
+            start = int(ni[node, tr.NI_FIRST_EDGE])
+            best, best_visits = -1, 0
+            for e in range(start, start + int(ni[node, tr.NI_N_EDGES])):
+                child = int(ei[e, tr.EI_CHILD])
+                visits = int(ni[child, tr.NI_VISITS]) if child >= 0 else 0
+                if visits > best_visits:
+                    best, best_visits = e, visits
+            if best < 0:
+                break
+            hops.append(int(ei[best, tr.EI_ACTION]))
+            node = int(ei[best, tr.EI_CHILD])
+        return hops
+
     def _root_edges(self, t: int) -> slice:
         first = int(self.nodes_i[t, 0, tr.NI_FIRST_EDGE])
         return slice(first, first + max(0, int(self.nodes_i[t, 0, tr.NI_N_EDGES])))

@@ -12,7 +12,9 @@ A player spec is ``KIND`` or ``KIND:key=value,key=value``. Shipped kinds:
 * ``mcts:checkpoint=PATH[,sims=N,algorithm=gumbel|puct,device=auto,name=...]``: a trained
   network with MCTS (`tammi_rl.players.mcts`; torch is imported only when one is made).
 
-Other code adds kinds with `register_player_kind`.
+Other code adds kinds with `register_player_kind`. `tammi_rl.players.analysis.analyse`
+says what any player thinks of a position (move, value, WDL, PV, hop shares) within
+time, depth or node limits; the Hub engine and the web page show it.
 """
 
 from __future__ import annotations

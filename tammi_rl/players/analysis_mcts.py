@@ -1,0 +1,159 @@
+"""`analyse` for the MCTS player: the hops of its turn searched as `MCTSPlayer.choose` does,
+with the visit counts, priors and PV of the trees.
+
+Simulations per searched hop: ``limits.nodes``, else the player's own count. With a time
+budget the first search measures the speed (a short probe of up to `PROBE_SIMULATIONS`)
+and the count is cut to what fits in the budget; a search cannot be interrupted, so
+``should_stop`` is polled between hops. The value is the root search value; the WDL is
+the network's own head at the first state; the PV follows the last tree's most-visited
+children past the move.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from tammi_rl.mcts.search import BatchedSearch, MCTSResult, RootState
+from tammi_rl.players.analysis import Analysis, HopStat, SearchLimits, continuing_moves, hop_stat, next_hop
+from tammi_rl.players.mcts import MCTSPlayer
+from tammi_rl.rules.game import Game
+from tammi_rl.rules.position import Move
+
+PROBE_SIMULATIONS = 16
+"""Simulations of the speed probe that a time budget starts with."""
+PV_HOPS = 64
+
+
+def _ensure_capacity(player: MCTSPlayer, simulations: int) -> None:
+    """Grow the player's tree storage when a budget asks for more simulations than it holds."""
+    if simulations > player.search.max_simulations:
+        player.search = BatchedSearch(player.rules, player.cfg, max_trees=1, max_simulations=simulations)
+
+
+def _search(player: MCTSPlayer, game: Game, simulations: int) -> MCTSResult:
+    roots = [RootState.of_game(game)]
+    return player.search.run(roots, player.evaluate, simulations, explore=False, rng=player.rng)[0]
+
+
+class _Budget:
+    """Simulations for each searched hop under the limits (see the module docstring)."""
+
+    def __init__(self, player: MCTSPlayer, limits: SearchLimits, start: float) -> None:
+        self.cap = limits.nodes or player.simulations
+        self.deadline = start + limits.time_s if limits.time_s is not None else None
+        self.rate: float | None = None  # simulations per second, measured
+
+    def search(self, player: MCTSPlayer, game: Game) -> tuple[MCTSResult, int]:
+        """Search ``game`` within the budget; the result and the simulations spent."""
+        if self.deadline is None:
+            _ensure_capacity(player, self.cap)
+            return _search(player, game, self.cap), self.cap
+        spent = 0
+        if self.rate is None:
+            probe = min(self.cap, PROBE_SIMULATIONS)
+            _ensure_capacity(player, probe)
+            tic = time.perf_counter()
+            result = _search(player, game, probe)
+            self.rate = probe / max(time.perf_counter() - tic, 1e-6)
+            spent = probe
+            if probe >= self.cap:
+                return result, spent
+        left = self.deadline - time.perf_counter()
+        sims = min(self.cap, int(0.8 * left * self.rate))
+        if sims <= spent:
+            return result, spent
+        _ensure_capacity(player, sims)
+        return _search(player, game, sims), spent + sims
+
+
+def _wdl(player: MCTSPlayer, obs: np.ndarray) -> tuple[float, float, float]:
+    """The network's win/draw/loss probabilities for the side to move at ``obs``."""
+    with torch.inference_mode():
+        _, wdl = player.model(torch.from_numpy(obs[None]).to(player.device))
+        p = wdl.float().softmax(-1)[0].cpu().tolist()
+    return (float(p[0]), float(p[1]), float(p[2]))
+
+
+def _hop_stats(game: Game, result: MCTSResult) -> tuple[HopStat, ...]:
+    total = float(np.sum(result.policy)) or 1.0
+    stats = [
+        hop_stat(game, int(a), float(result.policy[i]) / total, float(result.prior[i]), int(result.visits[i]))
+        for i, a in enumerate(result.actions)
+    ]
+    return tuple(sorted(stats, key=lambda h: h.hop))
+
+
+def analyse_mcts(
+    player: MCTSPlayer, game: Game, limits: SearchLimits, should_stop: Callable[[], bool] | None = None
+) -> Analysis:
+    """See the module docstring."""
+    start = time.perf_counter()
+    budget = _Budget(player, limits, start)
+    turn = game.copy()
+    played: list[int] = []  # every hop of the move, from the given state
+    first: MCTSResult | None = None
+    last_search: tuple[int, int] | None = None  # (index in played, chosen hop) of the last searched hop
+    nodes = 0
+    move: Move | None = None
+    while move is None:
+        legal = turn.legal_hops()
+        stopped = should_stop is not None and should_stop() and first is not None
+        if len(legal) == 1 or stopped:
+            action = legal[0] if len(legal) == 1 else _greedy_continuation(turn)
+        else:
+            result, spent = budget.search(player, turn)
+            nodes += spent
+            action = result.action
+            first = first or result
+            last_search = (len(played), action)
+        if first is None and not played:  # a forced first hop: still evaluate the state for its value
+            first, spent = _search(player, turn, 1), 1
+            nodes += spent
+        played.append(action)
+        move = turn.play_hop(action)
+    assert first is not None
+    hops = _hop_stats(game, first) if len(game.legal_hops()) > 1 else (hop_stat(game, played[0], 1.0, 1.0),)
+    pv = _principal_variation(player, game, played, move, last_search)
+    return Analysis(
+        move=move,
+        value=float(first.value),
+        wdl=_wdl(player, first.obs),
+        depth=len(pv),
+        nodes=nodes,
+        pv=pv,
+        hops=hops,
+        elapsed_s=time.perf_counter() - start,
+    )
+
+
+def _greedy_continuation(game: Game) -> int:
+    """After a stop: the first hop of the first move that continues the chain."""
+    return next_hop(game, continuing_moves(game)[0])
+
+
+def _principal_variation(
+    player: MCTSPlayer, game: Game, played: list[int], move: Move, last_search: tuple[int, int] | None
+) -> tuple[Move, ...]:
+    """``move``, then the whole moves along the last tree's most-visited hops past it."""
+    pv = [move]
+    if last_search is None:
+        return tuple(pv)
+    index, chosen = last_search
+    tail = player.search.principal_hops(0, chosen, PV_HOPS)
+    rest = played[index:]
+    if tail[: len(rest)] != rest:
+        return tuple(pv)
+    line = game.copy()
+    for action in played:
+        line.play_hop(action)
+    for action in tail[len(rest) :]:
+        if line.is_over or action not in line.legal_hops():
+            break
+        done = line.play_hop(action)
+        if done is not None:
+            pv.append(done)
+    return tuple(pv)

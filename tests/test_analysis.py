@@ -1,0 +1,145 @@
+"""`tammi_rl.players.analysis.analyse` for alpha-beta, MCTS and random players: the move is
+legal, the PV starts with it and is playable, hop shares sum to 1, limits are honoured,
+and a state in the middle of a capture chain is continued."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+
+from tammi_rl.config import NetworkConfig
+from tammi_rl.players import HumanPlayer, RandomPlayer, parse_player_spec
+from tammi_rl.players.analysis import Analysis, SearchLimits, analyse
+from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.game import Game
+
+TINY = NetworkConfig(blocks=1, channels=8, value_hidden=8)
+CHAIN_FEN = "W:Wc3,a1:Bd4,d6,f6,h8"
+"""c3:e5 then on over d6 or over f6: two ways to continue the chain."""
+
+
+@pytest.fixture(scope="module")
+def rules() -> Rules:
+    return Rules.for_variant("russian")
+
+
+@pytest.fixture(scope="module")
+def mcts_player(rules: Rules):  # type: ignore[no-untyped-def]
+    pytest.importorskip("torch")
+    from tammi_rl.nn.model import build_model
+    from tammi_rl.players.mcts import MCTSPlayer
+
+    return MCTSPlayer(rules, build_model(rules, TINY), simulations=16, seed=0)
+
+
+def _check(game: Game, a: Analysis) -> None:
+    """The invariants every analysis keeps."""
+    chain = game.chain_path()
+    assert a.move in game.legal_moves() and a.move.path[: len(chain)] == chain
+    assert a.pv[0] == a.move
+    line = Game(game.rules, start=game.position)
+    for move in a.pv:
+        line.play(move)  # raises on an illegal move
+    assert sorted(h.hop for h in a.hops) == game.legal_hops()
+    assert sum(h.share for h in a.hops) == pytest.approx(1.0)
+    codec_moves = {(h.start, h.end) for h in a.hops}
+    k = max(0, len(chain) - 1)
+    assert (a.move.path[k], a.move.path[k + 1]) in codec_moves
+    assert -1.0 <= a.value <= 1.0
+    if a.wdl is not None:
+        assert sum(a.wdl) == pytest.approx(1.0, abs=1e-5)
+
+
+def _mid_chain(rules: Rules) -> Game:
+    game = Game(rules, start=rules.parse_fen(CHAIN_FEN))
+    assert game.play_hop(game.legal_hops()[0]) is None  # c3:e5, the chain goes on
+    assert len(game.legal_hops()) == 2
+    return game
+
+
+# --- alpha-beta -----------------------------------------------------------------------------
+def test_alphabeta_depth_nodes_and_time_limits(rules: Rules) -> None:
+    player = parse_player_spec("alphabeta:depth=6", rules)
+    game = Game(rules)
+    a = analyse(player, game, SearchLimits(depth=3))
+    _check(game, a)
+    assert a.depth == 3 and a.nodes > 0 and a.score is not None and len(a.pv) >= 3
+    assert [h.share for h in a.hops].count(1.0) == 1  # no margin: all on the chosen move's hop
+    a = analyse(player, game, SearchLimits(nodes=2000))
+    assert a.nodes <= 2001
+    tic = time.perf_counter()
+    a = analyse(player, game, SearchLimits(time_s=0.2))
+    assert time.perf_counter() - tic < 1.0 and a.depth >= 2
+    _check(game, a)
+
+
+def test_alphabeta_reports_each_depth_and_stops_when_asked(rules: Rules) -> None:
+    player = parse_player_spec("alphabeta:depth=6", rules)
+    game = Game(rules)
+    seen: list[int] = []
+    analyse(player, game, SearchLimits(depth=4), on_progress=lambda a: seen.append(a.depth))
+    assert seen == [1, 2, 3, 4]
+    tic = time.perf_counter()
+    a = analyse(player, game, SearchLimits(time_s=100.0), should_stop=lambda: time.perf_counter() - tic > 0.2)
+    assert time.perf_counter() - tic < 1.5
+    _check(game, a)
+
+
+def test_alphabeta_finds_the_winning_capture_mid_chain(rules: Rules) -> None:
+    player = parse_player_spec("alphabeta:depth=4", rules)
+    game = _mid_chain(rules)
+    a = analyse(player, game, SearchLimits(depth=4))
+    _check(game, a)
+    assert len(a.move.captures) == 2
+
+
+# --- MCTS -------------------------------------------------------------------------------------
+def test_mcts_visits_priors_wdl_and_pv(rules: Rules, mcts_player) -> None:  # type: ignore[no-untyped-def]
+    game = Game(rules)
+    a = analyse(mcts_player, game, SearchLimits(nodes=24))
+    _check(game, a)
+    assert a.wdl is not None and a.depth == len(a.pv) >= 1
+    assert a.nodes == 24  # the first move has one searched hop
+    assert sum(h.prior for h in a.hops) == pytest.approx(1.0, abs=1e-5)
+    assert 0 < sum(h.visits for h in a.hops) <= 24
+
+
+def test_mcts_time_budget_and_mid_chain(rules: Rules, mcts_player) -> None:  # type: ignore[no-untyped-def]
+    game = Game(rules)
+    tic = time.perf_counter()
+    a = analyse(mcts_player, game, SearchLimits(time_s=0.3, nodes=100_000))
+    assert time.perf_counter() - tic < 2.0 and a.nodes >= 16
+    _check(game, a)
+    game = _mid_chain(rules)
+    a = analyse(mcts_player, game, SearchLimits(nodes=8))
+    _check(game, a)
+    assert a.nodes == 8 and len(a.move.captures) == 2
+
+
+# --- others -------------------------------------------------------------------------------------
+def test_random_player_has_uniform_shares_and_continues_chains(rules: Rules) -> None:
+    player = RandomPlayer(seed=1)
+    game = Game(rules)
+    a = analyse(player, game)
+    _check(game, a)
+    assert {round(h.share, 9) for h in a.hops} == {round(1 / len(game.legal_hops()), 9)}
+    assert (a.depth, a.nodes, a.wdl) == (0, 0, None)
+    game = _mid_chain(rules)
+    _check(game, analyse(player, game))
+
+
+def test_humans_and_finished_games_are_refused(rules: Rules) -> None:
+    with pytest.raises(TypeError, match="human"):
+        analyse(HumanPlayer(io.StringIO(), io.StringIO()), Game(rules))
+    over = Game(rules, start=rules.parse_fen("B:Wc3:B"))
+    with pytest.raises(ValueError, match="finished game"):
+        analyse(RandomPlayer(), over)
+
+
+def test_search_limits_are_checked() -> None:
+    with pytest.raises(ValueError):
+        SearchLimits(time_s=0)
+    with pytest.raises(ValueError):
+        SearchLimits(depth=0)
