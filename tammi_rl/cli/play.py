@@ -16,13 +16,13 @@ from tammi_rl.env.render import board_text
 from tammi_rl.eval.match import MatchGame, match_pdn, run_match
 from tammi_rl.eval.openings import load_openings, read_openings
 from tammi_rl.players import HumanPlayer, Player, PlayerQuit, parse_player_spec
+from tammi_rl.players.defaults import default_player_spec
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.notation import format_move
-from tammi_rl.rules.pdn import game_to_pdn
+from tammi_rl.rules.pdn import game_to_pdn, move_label, movetext
 from tammi_rl.rules.position import BLACK, COLOR_NAMES, WHITE
-from tammi_rl.store.shipped import shipped_models
 
 
 def _describe_search(player: object) -> str:
@@ -53,7 +53,7 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
 
 def default_opponent(variant: str) -> str:
     """The opponent `tammi-rl play` offers: the variant's shipped agent, else alpha-beta depth 6."""
-    return f"mcts:model={variant},sims=400" if variant in shipped_models() else "alphabeta:depth=6"
+    return default_player_spec(variant)
 
 
 def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -75,7 +75,7 @@ def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
     say(
         "type moves like "
         + ("c3-d4 or c3:e5" if rules.variant.notation == "algebraic" else "22-18 or 22x15")
-        + "; 'moves' lists the legal moves, 'resign' resigns, 'quit' stops"
+        + "; 'moves' lists the legal moves, 'history' the game so far, 'resign' resigns, 'quit' stops"
     )
     say(board_text(rules, game.position))
     while not game.is_over:
@@ -87,13 +87,17 @@ def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
             if stop.resign:
                 game.resign(side)
                 break
+            if game.moves:
+                say(f"moves: {movetext(rules, game.moves, game.positions[0])}")
             say("game stopped.")
             _write_pdn(args, rules, game, players, out)
             return 0
+        label = move_label(rules, len(game.moves), game.positions[0])
         game.play(move)
-        say(f"{len(game.moves)}. {COLOR_NAMES[side]} plays {format_move(rules, move)}{_describe_search(player)}")
+        say(f"{label} {COLOR_NAMES[side]} plays {format_move(rules, move)}{_describe_search(player)}")
         say(board_text(rules, game.position, move))
     assert game.result is not None
+    say(f"moves: {movetext(rules, game.moves, game.positions[0])}")
     say(f"result: {game.result}")
     _write_pdn(args, rules, game, players, out)
     return 0

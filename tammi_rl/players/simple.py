@@ -12,6 +12,7 @@ from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import MoveError
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.notation import format_moves, parse_move
+from tammi_rl.rules.pdn import move_label, movetext
 from tammi_rl.rules.position import COLOR_NAMES, Move
 
 
@@ -34,7 +35,9 @@ class RandomPlayer:
 class HumanPlayer:
     """Moves typed at a terminal in the variant's notation.
 
-    ``moves`` or ``help`` lists the legal moves, ``resign`` resigns, ``quit`` (or end of
+    The prompt numbers moves in pairs as draughts software does (``3. white to move>``,
+    ``3... black to move>``). ``moves`` or ``help`` lists the legal moves, ``history`` the
+    game so far (``1. c3-d4 f6-g5 2. ...``), ``resign`` resigns, ``quit`` (or end of
     input) stops the game; an illegal or ambiguous move is answered with the reason
     and the legal moves, and asked again.
     """
@@ -58,8 +61,9 @@ class HumanPlayer:
         rules = game.rules
         legal = game.legal_moves()
         side = COLOR_NAMES[game.side]
+        label = move_label(rules, len(game.moves), game.positions[0])
         while True:
-            line = self._read(f"{side} to move> ")
+            line = self._read(f"{label} {side} to move> ")
             if line is None:
                 self._write("")
                 raise PlayerQuit(resign=False)
@@ -73,7 +77,10 @@ class HumanPlayer:
                 raise PlayerQuit(resign=True)
             if word in ("moves", "help", "?"):
                 self._write(f"legal moves: {format_moves(rules, legal)}")
-                self._write("type a move, or: moves, resign, quit")
+                self._write("type a move, or: moves, history, resign, quit")
+                continue
+            if word == "history":
+                self._write(movetext(rules, game.moves, game.positions[0]) or "no moves yet")
                 continue
             try:
                 return parse_move(rules, game.position, text)

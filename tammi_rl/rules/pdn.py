@@ -225,6 +225,13 @@ def _split_games(tokens: Iterator[_Token]) -> Iterator[list[_Token]]:
         yield game
 
 
+def move_label(rules: Rules, ply: int, start: Position | None = None) -> str:
+    """The number of ply ``ply`` (0-based) of a game from ``start`` as draughts software writes
+    it: ``12.`` before the first player's move of pair 12, ``12...`` before the second's."""
+    start_side = (rules.start_position() if start is None else start).side
+    return _move_label(ply, start_side, rules.start_position().side)
+
+
 def _move_label(ply: int, start_side: int, first: int) -> str:
     """Move number as PDN writes it: ``12.`` for the first player, ``12...`` for the second."""
     offset = 0 if start_side == first else 1
