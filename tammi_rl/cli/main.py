@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 from tammi_rl import __version__
 from tammi_rl.cli.evaluate import add_eval_arguments, run_eval_command
+from tammi_rl.cli.hub import add_hub_arguments, run_hub
 from tammi_rl.cli.play import add_match_arguments, add_play_arguments, run_match_command, run_play
+from tammi_rl.cli.serve import add_serve_arguments, run_serve
 from tammi_rl.config import load_config
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
@@ -222,6 +224,18 @@ COMMANDS: tuple[Command, ...] = (
         "write a checkpoint's network as an ONNX model (--onnx) or a small playing checkpoint (--model)",
         _export_arguments,
         _export,
+    ),
+    Command(
+        "serve",
+        "serve a local web page to play any variant against any player, with the agent's analysis",
+        add_serve_arguments,
+        run_serve,
+    ),
+    Command(
+        "hub",
+        "a Hub-protocol engine on stdin/stdout for draughts GUIs and pydraughts (Russian, Brazilian, International)",
+        add_hub_arguments,
+        run_hub,
     ),
 )
 

@@ -1,0 +1,18 @@
+"""``tammi-rl hub``: a Hub-protocol engine on stdin/stdout, for draughts GUIs and pydraughts.
+
+The protocol is Scan 3.x's Hub (version 2). The GUI sends ``hub`` (answered by ``id``,
+``param`` lines and ``wait``), ``set-param name=... value=...``, ``init`` (``ready``),
+``pos pos=<position> [moves="..."]``, ``level ...``, ``go think|ponder|analyze``
+(``info`` lines, then ``done move=... [ponder=...]``), ``stop``, ``ponder-hit``,
+``new-game``, ``ping`` (``pong``) and ``quit``; anything wrong is answered with
+``error message="..."``.
+
+Modules: `protocol` (reading and writing lines), `notation` (Hub squares, positions and
+moves), `level` (time controls as search limits), `engine` (the state and the loop).
+Variants: ``normal`` (International), ``russian``, ``brazilian``; others are refused.
+"""
+
+from tammi_rl.hub.engine import HUB_VARIANTS, HubEngine
+from tammi_rl.hub.notation import HubNotation, HubNotationError
+
+__all__ = ["HUB_VARIANTS", "HubEngine", "HubNotation", "HubNotationError"]
