@@ -6,9 +6,12 @@ milliseconds; the real browser drives the same API in tests/test_web_browser.py.
 
 from __future__ import annotations
 
+import queue
 import subprocess
 import sys
+import threading
 import urllib.request
+from pathlib import Path
 
 import pytest
 from flask.testing import FlaskClient
@@ -18,8 +21,8 @@ from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.pdn import read_pdn
 from tammi_rl.rules.variant import available_variants
-from tammi_rl.web import create_app
-from tammi_rl.web.sessions import SessionStore
+from tammi_rl.web import create_app, make_web_server
+from tammi_rl.web.sessions import PAGE_OPTION_LIMITS, SessionStore
 
 AGENT = "alphabeta:depth=1"
 DOUBLE_CAPTURE = "W:Wc3:Bd4,f6,h8"  # Russian: white must take c3:e5:g7, hop by hop
@@ -324,6 +327,11 @@ def test_store_is_bounded(app, client: FlaskClient) -> None:
         ({"max_plies": True}, "field 'max_plies' must be a whole number"),
         ({"max_plies": 0}, "max_plies must be between 1 and"),
         ({"colour": "white"}, "unknown field 'colour'"),
+        ({"player": "mcts:model=russian,sims=100000"}, "sims must be <= 10000 on this page, got 100000"),
+        ({"player": "mcts:model=russian,threads=1000"}, "threads must be <= 64 on this page"),
+        ({"player": "alphabeta:tt_bits=28"}, "tt_bits must be <= 22 on this page, got 28"),
+        ({"player": "ab:depth=2,tt_bits=23"}, "tt_bits must be <= 22 on this page"),
+        ({"player": "alphabeta:tt_bits=x"}, "tt_bits must be a whole number"),  # the player's own message
     ],
 )
 def test_bad_game_settings(client: FlaskClient, body: dict, expected: str) -> None:
@@ -370,6 +378,50 @@ def test_bad_positions(client: FlaskClient) -> None:
     assert "bad FEN 'W:W99:B1'" in _error(client.post(f"/api/games/{sid}/position", json={"fen": "W:W99:B1"}))
 
 
+def test_page_limits_allow_the_defaults_and_the_caps(app, client: FlaskClient) -> None:
+    assert PAGE_OPTION_LIMITS["alphabeta"]["tt_bits"] == 22 and PAGE_OPTION_LIMITS["mcts"]["sims"] == 10_000
+    state = _new(client, player="alphabeta:depth=1,tt_bits=22")
+    assert state["player"] == "alphabeta:depth=1,tt_bits=22"
+    assert _store(app).get(state["id"]).player.config.tt_bits == 22
+
+
+def test_an_unexpected_error_is_a_json_500(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure no check foresaw (here memory running out while the player is made) is
+    answered with JSON naming it, not Flask's HTML error page; the server keeps serving."""
+
+    def out_of_memory(spec: str, rules: Rules) -> None:
+        raise MemoryError
+
+    with monkeypatch.context() as patch:
+        patch.setattr("tammi_rl.web.sessions.parse_player_spec", out_of_memory)
+        message = _error(client.post("/api/games", json={"player": AGENT}), 500)
+    assert "internal error on POST /api/games: out of memory" in message
+    monkeypatch.setattr("tammi_rl.web.app.game_view", lambda game: 1 / 0)
+    message = _error(client.post("/api/games", json={"player": "random"}), 500)
+    assert "ZeroDivisionError" in message
+    monkeypatch.undo()
+    assert client.post("/api/games", json={"player": "random"}).status_code == 200
+
+
+def test_only_local_host_names_are_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DNS rebinding: a request whose Host is another name is refused (403), even over 127.0.0.1;
+    the address the server listens on is answered too, and any Host when it listens on all."""
+    app = create_app(default_player=_defaults)
+    client = app.test_client()
+    for host in ("localhost", "localhost:8000", "127.0.0.1:5000", "[::1]:8000", "LOCALHOST"):
+        assert client.get("/api/variants", headers={"Host": host}).status_code == 200, host
+    for host in ("evil.example", "evil.example:8000", "localhost.evil.example", "127.0.0.1.nip.io"):
+        message = _error(client.get("/api/variants", headers={"Host": host}), 403)
+        assert "answers only requests to" in message and repr(host.split(":")[0]) in message
+    assert client.get("/", headers={"Host": "evil.example"}).status_code == 403
+    monkeypatch.setattr("tammi_rl.web.app.make_server", lambda *args, **kwargs: None)  # nothing listens
+    make_web_server(app, "192.168.1.5", 0)
+    assert client.get("/api/variants", headers={"Host": "192.168.1.5:8000"}).status_code == 200
+    assert client.get("/api/variants", headers={"Host": "evil.example"}).status_code == 403
+    make_web_server(app, "0.0.0.0", 0)
+    assert client.get("/api/variants", headers={"Host": "evil.example"}).status_code == 200
+
+
 def test_unknown_game_route_method_and_size(client: FlaskClient) -> None:
     for method, route in (("get", ""), ("post", "/hop"), ("post", "/agent"), ("post", "/undo"), ("get", "/pdn")):
         message = _error(getattr(client, method)(f"/api/games/nope{route}", json={"from": 1, "to": 2}), 404)
@@ -389,30 +441,55 @@ def test_serve_command_rejects_bad_arguments(capsys) -> None:
     assert main(["serve", "--port", "70000"]) == 2
     assert "--port must be between 0 and 65535" in capsys.readouterr().err
     assert main(["serve", "--think", "-1"]) == 2
+    assert main(["serve", "--player", "alphabeta:tt_bits=28"]) == 2
+    assert "tt_bits must be <= 22 on this page" in capsys.readouterr().err
     assert main(["serve", "--help"]) == 0
     assert "--player" in capsys.readouterr().out
 
 
-def test_serve_command_serves_the_page() -> None:
-    """`tammi-rl serve --port 0` listens on localhost, says where, and answers."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tammi_rl.cli", "serve", "--port", "0", "--player", "random"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def _first_line(proc: subprocess.Popen[str], timeout_s: float) -> str | None:
+    """The first line ``proc`` prints, or None if it prints none within ``timeout_s`` (read
+    in a thread: a server that hangs before printing fails the test, not the CI job)."""
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    stdout = proc.stdout
+    threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert "open http://127.0.0.1:" in line, (line, proc.stderr.read() if proc.poll() is not None else "")
-        url = line.split("open ", 1)[1].split()[0]
-        with urllib.request.urlopen(url + "api/variants", timeout=60) as response:
-            assert b'"default_player":"random"' in response.read().replace(b" ", b"")
-        with urllib.request.urlopen(url, timeout=60) as response:
-            assert b'id="board"' in response.read()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        return lines.get(timeout=timeout_s)
+    except queue.Empty:
+        return None
+
+
+def test_serve_command_serves_the_page(tmp_path: Path) -> None:
+    """`tammi-rl serve --port 0` listens on localhost, says where, and answers."""
+    startup_s = 120  # a cold start imports torch and may compile: generous for a loaded CI machine
+    log = tmp_path / "stderr.txt"
+    with open(log, "w") as stderr:  # a file, not a pipe: the request log can never block the server
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tammi_rl.cli", "serve", "--port", "0", "--player", "random"],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
+        try:
+            line = _first_line(proc, startup_s)
+            assert line is not None, (
+                f"tammi-rl serve printed nothing within {startup_s} s (exit status {proc.poll()}); "
+                f"stderr: {log.read_text()[-2000:]}"
+            )
+            assert "open http://127.0.0.1:" in line, (line, proc.poll(), log.read_text()[-2000:])
+            url = line.split("open ", 1)[1].split()[0]
+            with urllib.request.urlopen(url + "api/variants", timeout=60) as response:
+                assert b'"default_player":"random"' in response.read().replace(b" ", b"")
+            with urllib.request.urlopen(url, timeout=60) as response:
+                assert b'id="board"' in response.read()
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=30)
 
 
 def test_an_mcts_agent_shows_visits_priors_and_wdl(tmp_path) -> None:
@@ -447,6 +524,8 @@ def test_an_mcts_agent_shows_visits_priors_and_wdl(tmp_path) -> None:
     assert sum(h["visits"] for h in analysis["hops"]) >= 15
     assert sum(h["prior"] for h in analysis["hops"]) == pytest.approx(1.0, abs=1e-3)
     assert sum(h["share"] for h in analysis["hops"]) == pytest.approx(1.0, abs=1e-6)
-    assert analysis["wdl"] is None or sum(analysis["wdl"]) == pytest.approx(1.0, abs=1e-3)
+    wdl = analysis["wdl"]  # a network player always has one: win, draw, loss for the side that searched
+    assert isinstance(wdl, list) and len(wdl) == 3, wdl
+    assert all(0 <= p <= 1 for p in wdl) and sum(wdl) == pytest.approx(1.0, abs=1e-3)
     hinted = _post(client, state["id"], "hint")
     assert hinted["analysis"]["hint"] and hinted["plies"] == 1

@@ -15,8 +15,9 @@ import os
 import random
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,9 +28,18 @@ from tammi_rl.web import create_app, make_web_server, server_url
 from tammi_rl.web.sessions import SessionStore
 from tammi_rl.web.views import move_rows
 
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL = "apt-get install -y chromium chromium-driver (Debian; .ci/run does it when they are absent)"
-WAIT_S = 60
+WAIT_S = 180
+"""Most seconds any one wait on the page may take: generous, for a loaded CI machine (every
+wait is for a condition the page reaches, never a fixed sleep, so a fast machine waits little)."""
+POLL_S = 0.1
+
+Board = dict[str, Any]
+"""The page's board as `_board` reads it."""
 
 
 def _browser_parts() -> tuple[str, str]:
@@ -48,6 +58,10 @@ def _browser_parts() -> tuple[str, str]:
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[str, SessionStore]]:
     app = create_app(default_player=lambda variant: "alphabeta:depth=1", think_seconds=5.0)
+    # Warm up before the browser waits: the first search may compile (numba) on a cold cache.
+    client = app.test_client()
+    sid = client.post("/api/games", json={"side": "black"}).json["id"]
+    assert client.post(f"/api/games/{sid}/agent").status_code == 200
     httpd = make_web_server(app, "127.0.0.1", 0)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -60,7 +74,7 @@ def server() -> Iterator[tuple[str, SessionStore]]:
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser() -> Iterator[WebDriver]:
     chromium, driver_path = _browser_parts()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -70,6 +84,8 @@ def browser():
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    driver.set_script_timeout(WAIT_S)
+    driver.set_page_load_timeout(WAIT_S)
     try:
         yield driver
     finally:
@@ -77,13 +93,14 @@ def browser():
 
 
 # --- page helpers ------------------------------------------------------------------------------
-def _wait(driver, condition, what: str):
+def _wait(driver: WebDriver, condition: Callable[[WebDriver], Any], what: str) -> Any:
+    """Poll ``condition`` until it returns something truthy (returned); fail after `WAIT_S`."""
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, WAIT_S, poll_frequency=0.05).until(lambda d: condition(d), message=what)
+    return WebDriverWait(driver, WAIT_S, poll_frequency=POLL_S).until(condition, message=f"waiting for {what}")
 
 
-def _board(driver) -> dict:
+def _board(driver: WebDriver) -> Board:
     """The board element's state, read in one script call."""
     return driver.execute_script(
         """
@@ -102,11 +119,11 @@ def _board(driver) -> dict:
     )
 
 
-def _settled(driver) -> dict:
+def _settled(driver: WebDriver) -> Board:
     """Wait until no request is in flight and it is not the agent's turn; the board then."""
-    state: dict = {}
+    state: Board = {}
 
-    def ready(d) -> bool:
+    def ready(d: WebDriver) -> bool:
         state.update(_board(d))
         return state["busy"] == "0" and state["turn"] in ("human", "over") and state["version"] > 0
 
@@ -114,32 +131,41 @@ def _settled(driver) -> dict:
     return state
 
 
-def _click(driver, sq: int) -> None:
+def _click(driver: WebDriver, sq: int) -> None:
     driver.find_element("css selector", f'#board .square[data-sq="{sq}"]').click()
 
 
-def _targets_shown(driver) -> dict:
-    return _wait(driver, lambda d: (lambda b: b if b["targets"] else None)(_board(d)), "targets to show")
+def _board_when(driver: WebDriver, test: Callable[[Board], bool], what: str) -> Board:
+    """Wait until the board passes ``test``; the board then."""
+
+    def check(d: WebDriver) -> Board | None:
+        board = _board(d)
+        return board if test(board) else None
+
+    return _wait(driver, check, what)
 
 
-def _hop_to(driver, target: int, before: int) -> dict:
-    """Click a target square; the board once the hop (and any answer it started) is in."""
+def _targets_shown(driver: WebDriver) -> Board:
+    return _board_when(driver, lambda b: bool(b["targets"]), "the legal targets to show")
+
+
+def _hop_to(driver: WebDriver, target: int, before: int) -> Board:
+    """Click a target square; the board once the hop (and any answer it started) is in.
+
+    ``before`` is the board's version when the target was clicked (the click sends the
+    hop and marks the page busy at once, so "idle and redrawn" means the answer is in)."""
     _click(driver, target)
-    return _wait(
-        driver,
-        lambda d: (lambda b: b if b["version"] > before and b["busy"] == "0" else None)(_board(d)),
-        "the hop to be played",
-    )
+    return _board_when(driver, lambda b: b["version"] > before and b["busy"] == "0", "the hop to be played")
 
 
-def _check_board(board: dict, game: Game) -> None:
+def _check_board(board: Board, game: Game) -> None:
     shown = dict(board["squares"])
     n = game.rules.geometry.n_squares
     expected = {sq: game.position.piece_at(sq) for sq in range(n)}
     assert shown == expected, f"page and engine disagree after {len(game.moves)} plies"
 
 
-def _play_by_clicks(driver, store: SessionStore, rng: random.Random, max_moves: int = 200) -> Game:
+def _play_by_clicks(driver: WebDriver, store: SessionStore, rng: random.Random, max_moves: int = 200) -> Game:
     """Play the human's side by clicks until the game ends; check the board after each move."""
     board = _settled(driver)
     game = store.get(board["id"]).game
@@ -149,7 +175,7 @@ def _play_by_clicks(driver, store: SessionStore, rng: random.Random, max_moves: 
         assert board["error"] == "", board["error"]
         assert board["plies"] == len(game.moves) and board["chain"] == 0
         _check_board(board, game)
-        rows = move_rows(game.rules, game.moves, game.positions[0])
+        rows = move_rows(game)
         assert board["rows"] == [[f"{r['number']}.", r["first"] or "...", r["second"] or ""] for r in rows]
         assert [m for r in board["rows"] for m in r[1:] if m not in ("", "...")] == [
             format_move(game.rules, m) for m in game.moves
@@ -179,7 +205,7 @@ def _play_by_clicks(driver, store: SessionStore, rng: random.Random, max_moves: 
     raise AssertionError(f"no result after {max_moves} moves")
 
 
-def _screenshot(driver, tmp_path: Path, name: str) -> Path:
+def _screenshot(driver: WebDriver, tmp_path: Path, name: str) -> Path:
     path = tmp_path / name
     assert driver.save_screenshot(str(path)), "the browser took no screenshot"
     assert path.stat().st_size > 10_000
@@ -191,11 +217,11 @@ def _screenshot(driver, tmp_path: Path, name: str) -> Path:
     return path
 
 
-def _start(driver, url: str, *, variant: str, side: str, player: str, max_plies: int) -> None:
+def _start(driver: WebDriver, url: str, *, variant: str, side: str, player: str, max_plies: int) -> None:
     from selenium.webdriver.support.ui import Select
 
     driver.get(url)
-    _wait(driver, lambda d: _board(d)["version"] > 0 and _board(d)["busy"] == "0", "the page to load")
+    _board_when(driver, lambda b: b["version"] > 0 and b["busy"] == "0", "the page to load")
     Select(driver.find_element("id", "variant")).select_by_value(variant)
     Select(driver.find_element("id", "side")).select_by_value(side)
     for field, value in (("player", player), ("max-plies", str(max_plies))):
@@ -204,11 +230,13 @@ def _start(driver, url: str, *, variant: str, side: str, player: str, max_plies:
         box.send_keys(value)
     before = _board(driver)["version"]
     driver.find_element("id", "new-game").click()
-    _wait(driver, lambda d: _board(d)["version"] > before, "the new game")
+    _board_when(driver, lambda b: b["version"] > before, "the new game")
 
 
 # --- the tests ---------------------------------------------------------------------------------
-def test_play_a_whole_game_by_clicks_as_black(server, browser, tmp_path: Path) -> None:
+def test_play_a_whole_game_by_clicks_as_black(
+    server: tuple[str, SessionStore], browser: WebDriver, tmp_path: Path
+) -> None:
     """Russian against alpha-beta depth 1, the human as Black (board turned, the agent opens)."""
     url, store = server
     _start(browser, url, variant="russian", side="black", player="alphabeta:depth=1", max_plies=40)
@@ -224,7 +252,9 @@ def test_play_a_whole_game_by_clicks_as_black(server, browser, tmp_path: Path) -
     _screenshot(browser, tmp_path, "serve-black.png")
 
 
-def test_errors_show_on_the_page_and_turkish_plays(server, browser, tmp_path: Path) -> None:
+def test_errors_show_on_the_page_and_turkish_plays(
+    server: tuple[str, SessionStore], browser: WebDriver, tmp_path: Path
+) -> None:
     """A bad FEN and a bad player spec are shown on the page; Turkish (all 64 squares) plays."""
     url, store = server
     _start(browser, url, variant="turkish", side="white", player="alphabeta:depth=1", max_plies=16)
@@ -236,18 +266,18 @@ def test_errors_show_on_the_page_and_turkish_plays(server, browser, tmp_path: Pa
     fen.clear()
     fen.send_keys("W:Wz99:B1")
     browser.find_element("id", "set-fen").click()
-    error = _wait(browser, lambda d: _board(d)["error"], "the FEN error")
+    error = _board_when(browser, lambda b: bool(b["error"]), "the FEN error")["error"]
     assert "bad FEN 'W:Wz99:B1'" in error
     player = browser.find_element("id", "player")
     player.clear()
     player.send_keys("stockfish")
     browser.find_element("id", "new-game").click()
-    error = _wait(browser, lambda d: (lambda e: e if "stockfish" in e else None)(_board(d)["error"]), "spec error")
+    error = _board_when(browser, lambda b: "stockfish" in b["error"], "the player spec error")["error"]
     assert "unknown player kind 'stockfish'" in error
     player.clear()
     player.send_keys("alphabeta:depth=1")
     browser.find_element("id", "new-game").click()
-    _wait(browser, lambda d: _board(d)["error"] == "", "the error to clear")
+    _board_when(browser, lambda b: b["error"] == "" and b["busy"] == "0", "the error to clear")
     game = _play_by_clicks(browser, store, random.Random(2))
     assert game.rules.variant.name == "turkish" and game.result is not None
     # Hint, then the main screenshot: a game in progress with the analysis beside it.
@@ -267,14 +297,14 @@ def test_errors_show_on_the_page_and_turkish_plays(server, browser, tmp_path: Pa
     _check_board(board, store.get(board["id"]).game)
     before = board["version"]
     browser.find_element("id", "hint").click()
-    _wait(browser, lambda d: _board(d)["version"] > before and _board(d)["busy"] == "0", "the hint")
+    _board_when(browser, lambda b: b["version"] > before and b["busy"] == "0", "the hint")
     assert "hint for white" in browser.find_element("id", "analysis-who").text
     piece = _settled(browser)["movable"][0]
     _click(browser, piece)  # show the legal targets of one piece in the picture
     _screenshot(browser, tmp_path, "serve.png")
 
 
-def test_multi_capture_by_clicks_from_a_fen(server, browser) -> None:
+def test_multi_capture_by_clicks_from_a_fen(server: tuple[str, SessionStore], browser: WebDriver) -> None:
     """A position set in the FEN box; a double capture clicked hop by hop, only legal squares offered."""
     url, store = server
     _start(browser, url, variant="russian", side="white", player="alphabeta:depth=1", max_plies=300)
@@ -283,7 +313,7 @@ def test_multi_capture_by_clicks_from_a_fen(server, browser) -> None:
     fen.send_keys("W:Wc3:Bd4,f6,h8")
     before = _board(browser)["version"]
     browser.find_element("id", "set-fen").click()
-    _wait(browser, lambda d: _board(d)["version"] > before, "the position")
+    _board_when(browser, lambda b: b["version"] > before and b["busy"] == "0", "the position")
     rules = Rules.for_variant("russian")
     c3, e5, g7, d4 = (rules.square(n) for n in ("c3", "e5", "g7", "d4"))
     board = _settled(browser)
@@ -291,7 +321,8 @@ def test_multi_capture_by_clicks_from_a_fen(server, browser) -> None:
     _check_board(board, game)
     assert board["movable"] == [c3]
     _click(browser, c3)
-    assert _targets_shown(browser)["targets"] == [e5]
+    board = _targets_shown(browser)
+    assert board["targets"] == [e5]
     board = _hop_to(browser, e5, board["version"])
     assert board["chain"] == 2 and board["turn"] == "human" and board["targets"] == [g7]
     assert browser.find_element("css selector", f'.square[data-sq="{d4}"]').get_attribute("class").count("captured")

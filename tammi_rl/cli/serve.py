@@ -50,8 +50,10 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.player is not None:
         from tammi_rl.players import parse_player_spec
         from tammi_rl.rules.engine import Rules
+        from tammi_rl.web.sessions import check_page_limits
 
-        parse_player_spec(args.player, Rules.for_variant(args.variant))  # a bad spec fails now, not on the page
+        check_page_limits(args.player)  # a spec the page would refuse fails now, not on the page
+        parse_player_spec(args.player, Rules.for_variant(args.variant))
     app = create_app(
         player=args.player,
         variant=args.variant,

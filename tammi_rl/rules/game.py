@@ -205,6 +205,26 @@ class Game:
             return ()
         return tuple(self._buf[s[tm.S_ALIVE], mg.F_PATH : mg.F_PATH + k + 1].tolist())
 
+    def chain_board(self) -> tuple[Position, tuple[int, ...]]:
+        """The board as it stands mid-turn, and the squares of the pieces jumped so far
+        this turn (in the order they were jumped); at the start of a turn
+        ``(self.position, ())``.
+
+        The moving piece stands on the square it has reached (a king if it started as one
+        or, under ``promotion_in_chain = "continue"``, crossed the far row); jumped pieces
+        stay on the board until the move completes unless the variant removes them at
+        once. The same compiled view (`tammi_rl.rules.turn.chain_view`) the env's
+        observations and the search trees use.
+        """
+        s = self._state
+        k = int(s[tm.S_HOPS])
+        if k == 0 or s[tm.S_ALIVE_N] == 0:
+            return self.position, ()
+        mw, kw, mb, kb, _, _ = tm.state_chain_view(s, self._buf, self._tables)
+        board = Position(from_int64(mw), from_int64(kw), from_int64(mb), from_int64(kb), self.side)
+        jumped = tuple(self._buf[s[tm.S_ALIVE], mg.F_CAPS : mg.F_CAPS + k].tolist())
+        return board, jumped
+
     # --- ending by the players ---------------------------------------------------
     def _require_going(self, what: str) -> None:
         if self.is_over:

@@ -232,11 +232,18 @@ def move_label(rules: Rules, ply: int, start: Position | None = None) -> str:
     return _move_label(ply, start_side, rules.start_position().side)
 
 
+def move_number(ply: int, start_side: int, first: int) -> tuple[int, bool]:
+    """The pair number of ply ``ply`` (0-based) of a game whose start position has
+    ``start_side`` to move, in a variant whose first player is ``first``; and True when the
+    ply is the second player's move of that pair (the one `move_label` writes ``12...``)."""
+    offset = 0 if start_side == first else 1
+    return (ply + offset) // 2 + 1, (ply + offset) % 2 == 1
+
+
 def _move_label(ply: int, start_side: int, first: int) -> str:
     """Move number as PDN writes it: ``12.`` for the first player, ``12...`` for the second."""
-    offset = 0 if start_side == first else 1
-    number = (ply + offset) // 2 + 1
-    return f"{number}." if (ply + offset) % 2 == 0 else f"{number}..."
+    number, second = move_number(ply, start_side, first)
+    return f"{number}..." if second else f"{number}."
 
 
 def _replay(tokens: list[_Token], index: int, rules: Rules | None) -> PdnGame:

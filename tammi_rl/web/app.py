@@ -17,9 +17,18 @@ Routes (each answers JSON, except the page, its static files and the PDN downloa
 * ``POST /api/games/<id>/position``: a new game from ``{fen}``;
 * ``GET /api/games/<id>/pdn``: the game as a PDN file.
 
-A bad request (malformed JSON, a wrong field, an unknown variant or player spec, a bad
-FEN, an illegal hop, a move out of turn) is answered with HTTP 400 and
-``{"error": message}``, the message naming what was wrong; an unknown game id with 404.
+A bad request (malformed JSON, a wrong field, an unknown variant or player spec, a
+player spec over the page's limits, a bad FEN, an illegal hop, a move out of turn) is
+answered with HTTP 400 and ``{"error": message}``, the message naming what was wrong; an
+unknown game id with 404; anything unexpected (a bug, memory running out) with 500 and
+``{"error": message}`` (the traceback goes to the server's log), never an HTML page.
+
+The page answers only requests addressed to this machine by name (``Host`` is
+``localhost``, ``127.0.0.1``, ``::1`` or the address the server listens on; 403
+otherwise), so a web site cannot reach it through a DNS name of its own that points at
+127.0.0.1 (DNS rebinding). A server listening on every address (``0.0.0.0``, ``::``)
+answers any ``Host``.
+
 The engine is not thread-safe (`Rules` keeps a scratch buffer), so every engine call of
 every session runs under one lock: the server is for one person at a time, as a local
 page is.
@@ -31,6 +40,7 @@ import threading
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
@@ -46,6 +56,11 @@ from tammi_rl.web.views import analysis_view, game_view, variant_view
 MAX_REQUEST_BYTES = 64 * 1024
 """Largest request body accepted (a FEN of the biggest board is well under 1 KiB)."""
 _SETTINGS_FIELDS = {"variant", "player", "side", "fen", "max_plies"}
+LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+"""``Host`` names every app answers to; `make_web_server` adds the address it listens on."""
+ANY_ADDRESS = frozenset({"", "0.0.0.0", "::"})
+"""Listening addresses that mean every interface: the server then answers any ``Host``."""
+_HOSTS_KEY = "TAMMI_RL_HOSTS"
 
 
 def create_app(
@@ -71,6 +86,7 @@ def create_app(
     think = think_seconds or None
     app = Flask(__name__, static_folder=str(resources.files("tammi_rl.web") / "static"), static_url_path="/static")
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    app.config[_HOSTS_KEY] = set(LOCAL_NAMES)  # None: any Host (see make_web_server)
     app.json.sort_keys = False  # type: ignore[attr-defined]
     store = SessionStore(max_sessions=max_sessions)
     engine = threading.RLock()
@@ -152,6 +168,14 @@ def create_app(
             action(session)
             return state(session)
 
+    @app.before_request
+    def check_host() -> tuple[Response, int] | None:
+        allowed = app.config[_HOSTS_KEY]
+        name = _host_name(request.host)
+        if allowed is None or name in allowed:
+            return None
+        return jsonify(error=f"this page answers only requests to {', '.join(sorted(allowed))}; got Host {name!r}"), 403
+
     # --- errors --------------------------------------------------------------------------
     @app.errorhandler(RequestError)
     def request_error(exc: RequestError) -> tuple[Response, int]:
@@ -170,6 +194,12 @@ def create_app(
             413: f"request body too large (at most {MAX_REQUEST_BYTES} bytes)",
         }.get(status, exc.description or exc.name)
         return jsonify(error=message), status
+
+    @app.errorhandler(Exception)
+    def unexpected_error(exc: Exception) -> tuple[Response, int]:
+        app.logger.exception("unexpected error on %s %s", request.method, request.path)
+        what = "out of memory" if isinstance(exc, MemoryError) else f"{type(exc).__name__}: {exc}"
+        return jsonify(error=f"internal error on {request.method} {request.path}: {what}"), 500
 
     # --- routes --------------------------------------------------------------------------
     @app.get("/")
@@ -247,10 +277,27 @@ def create_app(
     return app
 
 
+def _host_name(host: str) -> str:
+    """The name in a ``Host`` header (``[::1]:8000`` -> ``::1``), lower-cased."""
+    try:
+        return urlsplit(f"//{host}").hostname or ""
+    except ValueError:  # e.g. an unclosed "[" or a bad port
+        return host.lower()
+
+
 def make_web_server(app: Flask, host: str = "127.0.0.1", port: int = 8000) -> BaseWSGIServer:
     """A threaded WSGI server (werkzeug's) for ``app``, listening; port 0 picks a free one.
-    Run it with ``serve_forever()``, stop it with ``shutdown()`` from another thread."""
-    return make_server(host, port, app, threaded=True)
+    Run it with ``serve_forever()``, stop it with ``shutdown()`` from another thread.
+
+    ``app`` then also answers requests whose ``Host`` is ``host`` (besides the local
+    names), or any ``Host`` when ``host`` is every address (`ANY_ADDRESS`)."""
+    server = make_server(host, port, app, threaded=True)
+    allowed = app.config.get(_HOSTS_KEY)
+    if host in ANY_ADDRESS:
+        app.config[_HOSTS_KEY] = None
+    elif allowed is not None:
+        allowed.add(host.strip("[]").lower())
+    return server
 
 
 def server_url(server: BaseWSGIServer) -> str:

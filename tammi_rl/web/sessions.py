@@ -12,7 +12,9 @@ least recently used one is dropped, so a page left open for many games, or many 
 never grows the server's memory without bound.
 
 Every bad request raises `RequestError` with a message that names what was wrong; the
-routes turn it into an HTTP 400 (or 404 for an unknown session).
+routes turn it into an HTTP 400 (or 404 for an unknown session). A player spec may not
+ask for more memory than `PAGE_OPTION_LIMITS` allows (MCTS simulations, alpha-beta
+transposition table bits), so the bounded store bounds memory too.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dataclasses import dataclass, replace
 
 from tammi_rl.players import AlphaBetaPlayer, HumanPlayer, Player, parse_player_spec
 from tammi_rl.players.analysis import Analysis, SearchLimits, analyse
+from tammi_rl.players.spec import PlayerSpec
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
 from tammi_rl.rules.game import Game
@@ -34,6 +37,19 @@ from tammi_rl.rules.position import BLACK, COLOR_NAMES, WHITE
 
 MAX_PLIES_LIMIT = 10_000
 """Largest ``max_plies`` a request may ask for."""
+
+PAGE_OPTION_LIMITS: dict[str, dict[str, int]] = {
+    "mcts": {"sims": 10_000, "threads": 64},
+    "alphabeta": {"tt_bits": 22},
+    "ab": {"tt_bits": 22},
+}
+"""The most a player spec sent by the page may ask for, per kind and option.
+
+A player allocates for its budget when it is made: MCTS ``sims`` sizes the search tree
+(about 2.8 KiB a simulation: 10 000 are ~28 MiB), alpha-beta ``tt_bits`` the
+transposition table (16 bytes an entry: 22 bits are 64 MiB, the default 20 is 16 MiB).
+The store keeps up to ``max_sessions`` players, so these caps bound the server's memory;
+the command line (`tammi-rl play`, `eval`) keeps the players' own, larger limits."""
 
 
 class RequestError(TammiError):
@@ -231,7 +247,32 @@ def capped_limits(player: Player, think_seconds: float | None) -> SearchLimits |
     return SearchLimits(time_s=think_seconds, nodes=simulations if isinstance(simulations, int) else None)
 
 
+def check_page_limits(spec: str) -> None:
+    """`RequestError` when ``spec`` asks for more than `PAGE_OPTION_LIMITS` allows.
+
+    Only numbers are compared here; a malformed spec or value is left to the player's own
+    parser, whose message names it.
+    """
+    try:
+        parsed = PlayerSpec.parse(spec)
+    except TammiError:
+        return
+    for key, cap in PAGE_OPTION_LIMITS.get(parsed.kind, {}).items():
+        if key not in parsed.options:
+            continue
+        try:
+            value = int(parsed.options[key])
+        except ValueError:
+            continue
+        if value > cap:
+            raise RequestError(
+                f"player spec {spec!r}: {key} must be <= {cap} on this page, got {value} "
+                f"(the server keeps several games in memory; the command line allows more)"
+            )
+
+
 def _make_player(spec: str, rules: Rules) -> Player:
+    check_page_limits(spec)
     try:
         player = parse_player_spec(spec, rules)
     except TammiError as exc:
@@ -282,4 +323,12 @@ class SessionStore:
             return session
 
 
-__all__ = ["AgentSearch", "GameSession", "GameSettings", "RequestError", "SessionStore"]
+__all__ = [
+    "PAGE_OPTION_LIMITS",
+    "AgentSearch",
+    "GameSession",
+    "GameSettings",
+    "RequestError",
+    "SessionStore",
+    "check_page_limits",
+]

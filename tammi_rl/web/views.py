@@ -14,8 +14,8 @@ from tammi_rl.players.analysis import Analysis
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.notation import format_move
-from tammi_rl.rules.pdn import movetext
-from tammi_rl.rules.position import COLOR_NAMES, WHITE, Move, Position
+from tammi_rl.rules.pdn import move_number, movetext
+from tammi_rl.rules.position import COLOR_NAMES, Move, Position
 from tammi_rl.rules.results import GameResult
 from tammi_rl.rules.variant import Variant
 
@@ -36,46 +36,6 @@ def variant_view(variant: Variant) -> JSON:
 def move_view(rules: Rules, move: Move) -> JSON:
     """A whole move: its text and the squares it visits and captures."""
     return {"text": format_move(rules, move), "path": list(move.path), "captures": list(move.captures)}
-
-
-def chain_board(game: Game) -> tuple[Position, tuple[int, ...], tuple[int, ...]]:
-    """The board as it stands mid-turn: the position with the moving piece on the square
-    it has reached, the squares visited so far this turn and the pieces jumped so far.
-
-    At the start of a turn this is ``game.position`` and two empty tuples. Jumped pieces
-    stay on the board until the move completes (``capture_removal = "end_of_chain"``) or
-    leave at once (``"immediate"``); a man that reached the far row goes on as a king where
-    the variant says so (``promotion_in_chain = "continue"``).
-    """
-    pos = game.position
-    path = game.chain_path()
-    if len(path) < 2:
-        return pos, (), ()
-    # The legal whole moves that begin with the hops played so far all jumped the same
-    # pieces on the way (one piece lies between two landing squares on a line).
-    prefix = next(m for m in game.legal_moves() if m.path[: len(path)] == path)
-    jumped = prefix.captures[: len(path) - 1]
-    variant, g = game.rules.variant, game.rules.geometry
-    start, here = 1 << path[0], 1 << path[-1]
-    side = pos.side
-    men, kings = pos.men(side), pos.kings(side)
-    if kings & start:
-        kings = (kings & ~start) | here
-    else:
-        far_row = g.size - 1 if side == WHITE else 0
-        crowned = variant.promotion_in_chain == "continue" and any(g.coords[sq][0] == far_row for sq in path[1:])
-        men &= ~start
-        if crowned:
-            kings |= here
-        else:
-            men |= here
-    their_men, their_kings = pos.men(1 - side), pos.kings(1 - side)
-    if variant.capture_removal == "immediate":
-        gone = sum(1 << sq for sq in jumped)
-        their_men, their_kings = their_men & ~gone, their_kings & ~gone
-    if side == WHITE:
-        return Position(men, kings, their_men, their_kings, side), path, jumped
-    return Position(their_men, their_kings, men, kings, side), path, jumped
 
 
 def squares_view(rules: Rules, position: Position) -> list[JSON]:
@@ -103,31 +63,31 @@ def result_view(result: GameResult | None) -> JSON | None:
     return {"pdn": result.pdn, "winner": winner, "reason": result.reason, "text": str(result)}
 
 
-def move_rows(rules: Rules, moves: list[Move], start: Position) -> list[JSON]:
-    """The move list as draughts software numbers it: one row per move pair (the first
-    player's move, then the second's); a game the second player opens starts ``1...``."""
-    first = rules.start_position().side
+def move_rows(game: Game) -> list[JSON]:
+    """The move list as draughts software numbers it (`tammi_rl.rules.pdn.move_number`):
+    one row per move pair (the first player's move, then the second's); a game the second
+    player opens starts ``1...`` (a row with no first move)."""
+    rules = game.rules
+    first, start_side = rules.start_position().side, game.positions[0].side
     rows: list[JSON] = []
-    pos = start
-    number = 1
-    for ply, move in enumerate(moves):
+    for ply, move in enumerate(game.moves):
+        number, second = move_number(ply, start_side, first)
         text = format_move(rules, move)
-        if pos.side == first:
+        if not second:
             rows.append({"number": number, "first": text, "second": None, "first_ply": ply})
-        else:
-            if not rows:
-                rows.append({"number": number, "first": None, "second": None, "first_ply": None})
-            rows[-1]["second"] = text
-            rows[-1]["second_ply"] = ply
-            number += 1
-        pos = rules.play(pos, move)
+            continue
+        if not rows:
+            rows.append({"number": number, "first": None, "second": None, "first_ply": None})
+        rows[-1]["second"] = text
+        rows[-1]["second_ply"] = ply
     return rows
 
 
 def game_view(game: Game) -> JSON:
     """The board (mid-chain included), the legal hops, the last move, the record and the result."""
     rules = game.rules
-    board, chain, jumped = chain_board(game)
+    board, jumped = game.chain_board()
+    chain = game.chain_path()
     start = game.positions[0]
     return {
         "variant": variant_view(rules.variant),
@@ -141,7 +101,7 @@ def game_view(game: Game) -> JSON:
         "plies": len(game.moves),
         "max_plies": game.max_plies,
         "start_fen": rules.fen(start),
-        "moves": move_rows(rules, game.moves, start),
+        "moves": move_rows(game),
         "movetext": movetext(rules, game.moves, start),
         "result": result_view(game.result),
     }
