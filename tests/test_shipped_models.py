@@ -68,10 +68,10 @@ def test_a_shipped_model_of_another_variant_is_refused(models, english):
 
 
 def test_play_offers_the_shipped_agent_by_default(models, monkeypatch):
-    from tammi_rl.cli.play import default_opponent
+    from tammi_rl.players.defaults import default_player_spec
 
-    assert default_opponent("russian") == "mcts:model=russian,sims=400"
-    assert default_opponent("italian") == "alphabeta:depth=6"  # nothing ships for it here
+    assert default_player_spec("russian") == "mcts:model=russian,sims=400"
+    assert default_player_spec("italian") == "alphabeta:depth=6"  # nothing ships for it here
 
 
 def test_eval_takes_a_shipped_model_name(models, tmp_path):

@@ -51,16 +51,11 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pdn", help="write the game to this PDN file when it ends")
 
 
-def default_opponent(variant: str) -> str:
-    """The opponent `tammi-rl play` offers: the variant's shipped agent, else alpha-beta depth 6."""
-    return default_player_spec(variant)
-
-
 def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Play one game in the terminal; moves typed in the variant's notation."""
     out = out or sys.stdout
     rules = Rules.for_variant(args.variant)
-    black = args.black or default_opponent(rules.variant.name)
+    black = args.black or default_player_spec(rules.variant.name)  # the shipped agent, else alpha-beta
     players = {WHITE: parse_player_spec(args.white, rules), BLACK: parse_player_spec(black, rules)}
     for player in players.values():
         if isinstance(player, HumanPlayer) and player.output is None:
