@@ -17,7 +17,15 @@ from tammi_rl.rules.game import Game
 
 TINY = NetworkConfig(blocks=1, channels=8, value_hidden=8)
 CHAIN_FEN = "W:Wc3,a1:Bd4,d6,f6,h8"
-"""c3:e5 then on over d6 or over f6: two ways to continue the chain."""
+"""c3:e5 then on over d6 or over f6: two ways to continue the chain. Over d6 (c3:e5:c7)
+wins; over f6 (c3:e5:g7) is answered h8:f6, taking the man back."""
+SINGLE_FEN = "W:Wc3,a1:Bd4,d6,f8,h8,h6"
+"""c3:e5 then on over d6 only: one way to continue the chain (c3:e5:c7)."""
+TWO_CHOICES_FEN = "W:We1,a1:Bb2,d2,b4,d4,g5,h4"
+"""a1:c3 or e1:c3, then on over b4 or over d4: two searched hops."""
+HANG_S = 3.0
+"""Wall-clock bound of the timed searches below (budgets of 0.2-0.3 s): loose enough for a
+loaded machine, tight enough to catch a search that ignores its budget."""
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +79,7 @@ def test_alphabeta_depth_nodes_and_time_limits(rules: Rules) -> None:
     assert a.nodes <= 2001
     tic = time.perf_counter()
     a = analyse(player, game, SearchLimits(time_s=0.2))
-    assert time.perf_counter() - tic < 1.0 and a.depth >= 2
+    assert time.perf_counter() - tic < HANG_S and a.depth >= 1
     _check(game, a)
 
 
@@ -83,8 +91,18 @@ def test_alphabeta_reports_each_depth_and_stops_when_asked(rules: Rules) -> None
     assert seen == [1, 2, 3, 4]
     tic = time.perf_counter()
     a = analyse(player, game, SearchLimits(time_s=100.0), should_stop=lambda: time.perf_counter() - tic > 0.2)
-    assert time.perf_counter() - tic < 1.5
+    assert time.perf_counter() - tic < HANG_S
     _check(game, a)
+
+
+@pytest.mark.slow
+def test_alphabeta_stop_latency_does_not_grow_with_the_search_time(rules: Rules) -> None:
+    player = parse_player_spec("alphabeta:depth=6", rules)
+    tic = time.perf_counter()
+    a = analyse(player, Game(rules), SearchLimits(time_s=100.0), should_stop=lambda: time.perf_counter() - tic > 3.0)
+    late = time.perf_counter() - tic - 3.0
+    assert late < 1.0, f"stop seen {late:.2f} s late"  # slices of ~50 ms (doubling without a cap: ~2 s here)
+    assert a.depth >= 6
 
 
 def test_alphabeta_finds_the_winning_capture_mid_chain(rules: Rules) -> None:
@@ -92,7 +110,28 @@ def test_alphabeta_finds_the_winning_capture_mid_chain(rules: Rules) -> None:
     game = _mid_chain(rules)
     a = analyse(player, game, SearchLimits(depth=4))
     _check(game, a)
-    assert len(a.move.captures) == 2
+    names = [rules.square_name(sq) for sq in a.move.path]
+    assert names == ["c3", "e5", "c7"] and sorted(rules.square_name(sq) for sq in a.move.captures) == ["d4", "d6"]
+    assert len(a.pv) > 1
+
+
+def test_alphabeta_searches_a_single_continuation_mid_chain(rules: Rules) -> None:
+    game = Game(rules, start=rules.parse_fen(SINGLE_FEN))
+    assert game.play_hop(game.legal_hops()[0]) is None and len(game.legal_hops()) == 1
+    a = analyse(parse_player_spec("alphabeta:depth=6", rules), game, SearchLimits(depth=3))
+    _check(game, a)
+    assert [rules.square_name(sq) for sq in a.move.path] == ["c3", "e5", "c7"]
+    reply = parse_player_spec("alphabeta:depth=6", rules).search.search(rules.play(game.position, a.move), depth=2)
+    assert (a.depth, a.score) == (reply.depth + 1, -reply.score / 100)  # the child searched, not a static score
+    assert len(a.pv) > 1
+
+
+def test_alphabeta_mid_chain_splits_the_players_own_budget(rules: Rules) -> None:
+    from tammi_rl.players.analysis_alphabeta import _limits
+
+    player = parse_player_spec("alphabeta:depth=5,time=0.4,nodes=1000", rules)
+    assert _limits(player, SearchLimits(), share=2) == {"depth": 5, "time_limit": 0.2, "nodes": 500}
+    assert _limits(player, SearchLimits(time_s=1.0), share=4) == {"depth": None, "time_limit": 0.25, "nodes": None}
 
 
 # --- MCTS -------------------------------------------------------------------------------------
@@ -110,12 +149,21 @@ def test_mcts_time_budget_and_mid_chain(rules: Rules, mcts_player) -> None:  # t
     game = Game(rules)
     tic = time.perf_counter()
     a = analyse(mcts_player, game, SearchLimits(time_s=0.3, nodes=100_000))
-    assert time.perf_counter() - tic < 2.0 and a.nodes >= 16
+    assert time.perf_counter() - tic < HANG_S and a.nodes >= 16
     _check(game, a)
     game = _mid_chain(rules)
     a = analyse(mcts_player, game, SearchLimits(nodes=8))
     _check(game, a)
-    assert a.nodes == 8 and len(a.move.captures) == 2
+    chosen = next(h for h in a.hops if (h.start, h.end) == (a.move.path[1], a.move.path[2]))
+    assert a.nodes == 8 and chosen.visits == max(h.visits for h in a.hops)  # the move the search chose
+
+
+def test_mcts_time_budget_spent_before_a_second_searched_hop(rules: Rules, mcts_player) -> None:  # type: ignore[no-untyped-def]
+    game = Game(rules, start=rules.parse_fen(TWO_CHOICES_FEN))
+    assert len(game.legal_hops()) == 2
+    a = analyse(mcts_player, game, SearchLimits(time_s=1e-6, nodes=1000))  # all the time gone in the probe
+    _check(game, a)
+    assert len(a.move.captures) == 2 and a.nodes == 16 + 1  # the probe, then one simulation for the second hop
 
 
 # --- others -------------------------------------------------------------------------------------

@@ -23,13 +23,25 @@ def test_square_numbers_are_the_standard_order() -> None:
     assert (number["b8"], number["h8"], number["a7"], number["a1"], number["g1"], number["c3"]) == (1, 4, 5, 29, 32, 22)
 
 
+def test_moves_count_from_a1_on_8x8_and_as_positions_on_international() -> None:
+    international = HubNotation(Rules.for_variant("international"))
+    assert international.move_number_of_square == international.number_of_square
+    for variant in ("russian", "brazilian"):
+        rules = Rules.for_variant(variant)
+        number = {rules.square_name(sq): HubNotation(rules).move_number_of_square[sq] for sq in range(32)}
+        names = ("a1", "g1", "b2", "c3", "b8", "h8")
+        assert tuple(number[name] for name in names) == (1, 4, 5, 10, 29, 32)
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_start_position_matches_pydraughts(variant: str) -> None:
+def test_start_position_and_moves_match_pydraughts(variant: str) -> None:
     draughts = pytest.importorskip("draughts")
     rules = Rules.for_variant(variant)
-    ours = HubNotation(rules).format_position(rules.start_position())
-    theirs = draughts.Board(variant="standard" if variant == "international" else variant)._game.get_fen()
-    assert ours == theirs
+    notation = HubNotation(rules)
+    board = draughts.Board(variant="standard" if variant == "international" else variant)
+    assert notation.format_position(rules.start_position()) == board._game.get_fen() == board._game.initial_hub_fen
+    ours = {notation.format_move(m) for m in rules.legal_moves(rules.start_position())}
+    assert ours == {m.hub_move for m in board.legal_moves()}  # what HubEngine.play sends and reads
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

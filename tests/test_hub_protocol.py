@@ -15,6 +15,12 @@ from tammi_rl.rules.engine import Rules
 
 RUSSIAN_START = "W" + "b" * 12 + "e" * 8 + "w" * 12
 INTERNATIONAL_START = "W" + "b" * 20 + "e" * 10 + "w" * 20
+RUSSIAN_FIRST_MOVES = "9-13 10-13 10-14 11-14 11-15 12-15 12-16"
+"""White's first moves on 8x8: moves count from a1 = 1 (c3 = 10), positions from b8 = 1."""
+HANG_S = 3.0
+"""Bound on waits for a search's answer (budgets of 0.3 s or a stop): catches a hang."""
+SEARCH_TIMEOUT_S = 120.0
+"""Longest wait for any search to answer done before the test fails (instead of hanging)."""
 
 
 class Session:
@@ -29,7 +35,7 @@ class Session:
         for line in lines:
             assert self.engine.handle(line) is True
         if wait:
-            self.engine.wait()
+            assert self.engine.wait(SEARCH_TIMEOUT_S), f"no done within {SEARCH_TIMEOUT_S} s"
         text = self.out.getvalue().splitlines()
         new, self.seen = text[self.seen :], len(text)
         return new
@@ -77,15 +83,16 @@ def test_hub_init_ping_and_parameters() -> None:
         ("set-param name=variant", "set-param needs name=... and value=..."),
         ("frobnicate now", "unknown command 'frobnicate'"),
         ('pos pos="Wbbb', "cannot read"),
-        ("pos", "pos needs pos="),
+        ('pos pos=""', "pos needs pos="),
         ("pos pos=Wbbb", "has 4 characters; russian needs 33"),
         ("pos pos=X" + "e" * 32, "first character must be W or B"),
         ("pos pos=W" + "q" + "e" * 31, "square 1 holds 'q'"),
         ("pos pos=W" + "w" + "e" * 31, "a white man on square 1, its promotion row"),
-        (f'pos pos={RUSSIAN_START} moves="21-17 21-17"', "pos: move 2 of moves: illegal move 21-17"),
-        (f'pos pos={RUSSIAN_START} moves="21-16"', "legal moves: 21-17 22-17 22-18 23-18 23-19 24-19 24-20"),
-        (f'pos pos={RUSSIAN_START} moves="21to17"', "write it as from-to"),
-        (f'pos pos={RUSSIAN_START} moves="21-99"', "square 99 is not on the board (1-32)"),
+        (f'pos pos={RUSSIAN_START} moves="9-13 9-13"', "pos: move 2 of moves: illegal move 9-13"),
+        (f'pos pos={RUSSIAN_START} moves="9-14"', f"legal moves: {RUSSIAN_FIRST_MOVES}"),
+        (f'pos pos={RUSSIAN_START} moves="21-17"', "illegal move 21-17"),  # the standard order is not used for moves
+        (f'pos pos={RUSSIAN_START} moves="9to13"', "write it as from-to"),
+        (f'pos pos={RUSSIAN_START} moves="9-99"', "square 99 is not on the board (1-32)"),
         ("level depth=zero", "depth='zero' is not a whole number"),
         ("level move-time=-1", "move-time must be >= 0"),
         ("level time=nan", "time must be >= 0"),
@@ -107,16 +114,43 @@ def test_a_bad_player_is_an_error_at_init_and_ready_still_comes() -> None:
     assert s.say("set-param name=player value=random:seed=3", "init") == ["ready"]
 
 
-def test_go_on_a_finished_game_is_an_error() -> None:
+def test_a_refused_go_is_an_error_then_done_without_a_move() -> None:
     s = Session()
+    lines = s.say("go think")  # no position yet
+    assert len(lines) == 2 and "go: no position" in lines[0] and lines[1] == 'done move=""'
     lines = s.say("pos pos=B" + "e" * 28 + "w" + "e" * 3, "go think")  # Black to move has no piece
-    assert "is over" in lines[0]
+    assert len(lines) == 2 and "is over" in lines[0] and lines[1] == 'done move=""'
+    assert s.say("ping") == ["pong"]
+
+
+def test_pos_without_a_position_is_the_start_position() -> None:
+    s = Session()
+    rules = Rules.for_variant("russian")
+    for line, plies in (("pos", 0), ("pos start", 0), ('pos start moves="10-14"', 1), ('pos moves="10-14 21-17"', 2)):
+        assert s.say(line) == [], line
+        game = s.engine.game
+        assert game is not None and game.positions[0] == rules.start_position() and len(game.moves) == plies, line
+
+
+def test_moves_count_from_a1_on_8x8_and_positions_from_b8() -> None:
+    from tammi_rl.rules.notation import parse_move
+
+    s = Session()
+    s.say(f'pos pos={RUSSIAN_START} moves="10-14 21-17"')  # c3-d4 b6-a5
+    game = s.engine.game
+    rules = Rules.for_variant("russian")
+    position = rules.start_position()
+    for text in ("c3-d4", "b6-a5"):
+        position = rules.play(position, parse_move(rules, position, text))
+    assert game is not None and game.position == position
+    rows = ("bbbb", "bbbb", "ebbb", "beee", "ewee", "weww", "wwww", "wwww")  # b8 d8 f8 h8, a7 ... g1
+    assert HubNotation(rules).format_position(position) == "W" + "".join(rows)
 
 
 # --- searching --------------------------------------------------------------------------------
 def test_go_think_reports_info_and_a_legal_move() -> None:
     s = Session()
-    lines = s.say(f'pos pos={RUSSIAN_START} moves="22-18"', "level depth=3", "go think")
+    lines = s.say(f'pos pos={RUSSIAN_START} moves="10-14"', "level depth=3", "go think")
     infos = [line for line in lines if line.startswith("info ")]
     assert [int(parse_line(i).args["depth"]) for i in infos] == [1, 2, 3]  # type: ignore[union-attr]
     done = parse_line(lines[-1])
@@ -139,7 +173,7 @@ def test_stop_ends_an_infinite_search_and_ping_is_answered_meanwhile() -> None:
     assert "pong" in s.say("ping", wait=False)
     tic = time.perf_counter()
     lines = s.say("stop")
-    assert time.perf_counter() - tic < 2.0
+    assert time.perf_counter() - tic < HANG_S
     assert lines[-1].startswith("done move=")
 
 
@@ -151,7 +185,7 @@ def test_ponder_searches_until_ponder_hit_then_for_the_level_time() -> None:
     assert not any(line.startswith("done") for line in s.say(wait=False))  # no clock yet: still pondering
     tic = time.perf_counter()
     lines = s.say("ponder-hit")
-    assert 0.15 < time.perf_counter() - tic < 2.0
+    assert 0.15 < time.perf_counter() - tic < HANG_S
     assert lines[-1].startswith("done move=")
 
 
@@ -213,7 +247,7 @@ def test_the_hub_command_serves_stdin() -> None:
         input=script + "frob\nquit\n",
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=120,
     )
     lines = done.stdout.splitlines()
     assert done.returncode == 0 and lines[0].startswith("id name=tammi-rl") and "ready" in lines

@@ -1,32 +1,36 @@
 """A Hub client tammi-rl did not write, pydraughts' `HubEngine`, plays full games against
 `tammi-rl hub`: 10 Russian and 10 International games (and 4 Brazilian), the engine against pydraughts'
-own random legal moves, colours alternating.
+own random legal moves, colours alternating, every engine move asked for by
+`HubEngine.play(board)` as a bot would, with no conversion.
 
-Every move the engine returns must parse as a legal move of pydraughts' board; after
-every ply pydraughts' Hub position must be the position tammi-rl's rules reach by the
-same moves; the game must end on pydraughts' board (a win or pydraughts' draw rules);
-and pydraughts must log no unexpected engine line (an ``error`` included).
+Every move the engine returns must parse as a legal move of pydraughts' board and of
+tammi-rl's rules; after every ply pydraughts' Hub position must be the position tammi-rl's
+rules reach by the same moves; the game must end on pydraughts' board (a win or
+pydraughts' draw rules); and pydraughts must log no unexpected engine line (an ``error``
+included).
 
 pydraughts numbers 8x8 squares two ways: its Hub position strings in the standard order
-(b8 = 1), its `Board` moves from a1 = 1 (Russian notation), and `HubEngine.play` sends
-the second with the first. The engine reads one order for both (`tammi_rl.hub.notation`),
-so Russian games here call `HubEngine.go` with the moves converted to the standard order
-by pydraughts' own `move_from_variant`; International needs no conversion and goes
-through `HubEngine.play`.
+(b8 = 1), its `Board` moves from a1 = 1, and `HubEngine.play` sends both as they are.
+The engine reads and writes the same numbering (`tammi_rl.hub.notation`), so the moves of
+pydraughts' board go to tammi-rl's notation unchanged here too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import random
+import signal
+import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 import pytest
 
 draughts = pytest.importorskip("draughts")
-from draughts.convert import move_from_variant, move_to_variant  # noqa: E402
 from draughts.engine import HubEngine, Limit  # noqa: E402
 
 from tammi_rl.hub import HubNotation  # noqa: E402
@@ -43,25 +47,28 @@ CASES = {  # tammi-rl variant: (pydraughts variant, Hub variant name, level per 
 }
 
 
-class _Watchdog:
-    """Kills the engine if the test hangs (pydraughts reads its pipe without a timeout)."""
+class _WatchedEngine(HubEngine):  # type: ignore[misc]
+    """pydraughts' `HubEngine`, its process killed after `seconds` (pydraughts reads its pipe
+    without a timeout, from the constructor on): a hang becomes an `EOFError`, not a stuck test."""
 
-    def __init__(self, engine: HubEngine, seconds: float) -> None:
-        self.timer = threading.Timer(seconds, engine.kill_process)
-        self.timer.daemon = True
-        self.timer.start()
+    seconds = 600.0
 
-    def cancel(self) -> None:
-        self.timer.cancel()
+    def _open_process(self, *args: Any, **kwargs: Any) -> subprocess.Popen:
+        process = super()._open_process(*args, **kwargs)
+        self.watchdog = threading.Timer(self.seconds, _kill, (process,))
+        self.watchdog.daemon = True
+        self.watchdog.start()
+        return process
+
+    def close(self) -> None:
+        self.watchdog.cancel()
+        if self.p.poll() is None:
+            _kill(self.p)
 
 
-def _engine_move(engine: HubEngine, board: object, variant: str, level: dict[str, float]) -> object:
-    """The engine's move as a pydraughts Move of ``board`` (parsing it checks it is legal there)."""
-    if variant == "standard":
-        return engine.play(board, Limit(**level), ponder=False).move
-    moves = " ".join(move_from_variant(m.hub_move, variant=variant) for m in board.move_stack)
-    best, _ = engine.go(board._game.initial_hub_fen, moves=moves, **level)
-    return draughts.Move(board, hub_move=move_to_variant(best, variant=variant, to_algebraic=False))
+def _kill(process: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)  # pydraughts starts the engine in its own group
 
 
 @pytest.mark.slow
@@ -73,8 +80,7 @@ def test_pydraughts_hub_engine_plays_full_games(variant: str, caplog: pytest.Log
     rng = random.Random(15)
     caplog.set_level(logging.WARNING, logger="pydraughts")
     start = time.perf_counter()
-    engine = HubEngine(COMMAND)
-    watchdog = _Watchdog(engine, 600)
+    engine = _WatchedEngine(COMMAND)
     results, engine_moves = [], 0
     try:
         assert engine.id["name"] == "tammi-rl"
@@ -88,12 +94,11 @@ def test_pydraughts_hub_engine_plays_full_games(variant: str, caplog: pytest.Log
             engine_side = draughts.WHITE if number % 2 == 0 else draughts.BLACK
             while not board.is_over() and len(board.move_stack) < MAX_PLIES:
                 if board.turn == engine_side:
-                    move = _engine_move(engine, board, pyd_variant, level)
+                    move = engine.play(board, Limit(**level), ponder=False).move  # parsing it checks it is legal
                     engine_moves += 1
                 else:
                     move = rng.choice(board.legal_moves())
-                hub_text = move_from_variant(move.hub_move, variant=pyd_variant)
-                game.play(notation.parse_move(game.position, hub_text))
+                game.play(notation.parse_move(game.position, move.hub_move))  # legal for tammi-rl too
                 board.push(move)
                 assert notation.parse_position(board._game.get_fen()) == game.position
             assert board.is_over(), f"game {number + 1} did not end in {MAX_PLIES} plies"
@@ -102,9 +107,7 @@ def test_pydraughts_hub_engine_plays_full_games(variant: str, caplog: pytest.Log
         engine.quit()
         engine.p.wait(timeout=30)
     finally:
-        watchdog.cancel()
-        if engine.p.poll() is None:
-            engine.kill_process()
+        engine.close()
     unexpected = [r.getMessage() for r in caplog.records if r.name == "pydraughts"]
     assert unexpected == []
     assert len(results) == games
@@ -114,3 +117,23 @@ def test_pydraughts_hub_engine_plays_full_games(variant: str, caplog: pytest.Log
         f"engine won {engine_wins}, {time.perf_counter() - start:.1f} s"
     )
     assert engine_wins >= games // 2  # a depth-2 search beats random moves
+
+
+def test_pydraughts_gets_done_after_a_refused_go(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="pydraughts")
+    engine = _WatchedEngine(COMMAND)
+    try:
+        engine.setoption("variant", "russian")
+        engine.init()
+        over = "B" + "e" * 28 + "w" + "e" * 3  # Black to move has no piece
+        best, ponder = engine.go(over, depth=1)  # returns: the engine answered done
+        assert (best, ponder) == ('""', None)  # done move="": no move
+        board = draughts.Board(variant="russian")
+        move = engine.play(board, Limit(depth=1), ponder=False).move  # and plays on
+        assert move.hub_move in {m.hub_move for m in board.legal_moves()}
+        engine.quit()
+        engine.p.wait(timeout=30)
+    finally:
+        engine.close()
+    unexpected = [r.getMessage() for r in caplog.records if r.name == "pydraughts"]
+    assert len(unexpected) == 1 and "is over" in unexpected[0]

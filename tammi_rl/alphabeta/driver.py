@@ -30,8 +30,11 @@ from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.position import Move, Position
 
 MAX_DEPTH = core.MAX_PLY // 2
+MIN_SLICE = 2_000
+"""Fewest nodes in a slice between ``should_stop`` polls."""
 POLL_SECONDS = 0.05
-"""With ``should_stop``, an iteration runs in node slices of about this long (doubling) between polls."""
+"""With ``should_stop``, an iteration runs in node slices of at most about this long (at the
+measured speed) between polls; an interrupted slice's work stays in the transposition table."""
 
 
 @dataclass(frozen=True)
@@ -214,7 +217,7 @@ class AlphaBeta:
                 nps = max(total / elapsed, 1e4)
             if aborted:
                 if polled:  # only the slice ran out: search this depth on (the TT keeps the work done)
-                    chunk *= 2
+                    chunk = min(2 * chunk, max(int(POLL_SECONDS * nps), MIN_SLICE))
                     continue
                 break
             best = (int(score), int(idx), d, self.root_scores[: len(moves)].copy())

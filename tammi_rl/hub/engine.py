@@ -6,7 +6,10 @@ an alpha-beta search, between hops for MCTS (one MCTS search of a hop cannot be
 interrupted; its budget bounds it). ``go ponder`` searches without a clock until
 ``ponder-hit`` (then the level's time runs from that moment) or ``stop``; a depth or
 node level ends it earlier, which the protocol allows (the GUI keeps the answer).
-Every bad line is answered with ``error message="..."`` and the engine reads on.
+Every bad line is answered with ``error message="..."`` and the engine reads on; a
+refused ``go`` (no position, a finished game) is also answered ``done move=""`` (no move),
+so a GUI waiting for ``done`` never blocks. ``pos`` without ``pos=`` (or ``pos start``) is
+the start position, as in Scan. Squares: `tammi_rl.hub.notation` (pydraughts' numbering).
 """
 
 from __future__ import annotations
@@ -86,9 +89,17 @@ class HubEngine:
         self._finish_search(stop=True)
         return 0
 
-    def wait(self) -> None:
-        """Block until the running search (if any) has answered ``done``."""
-        self._finish_search(stop=False)
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the running search (if any) has answered ``done``, at most ``timeout``
+        seconds; False if it is still running then."""
+        thread = self._thread
+        if thread is None:
+            return True
+        thread.join(timeout)
+        if thread.is_alive():
+            return False
+        self._thread = None
+        return True
 
     def handle(self, line: str) -> bool:
         """Answer one line; False after ``quit``."""
@@ -144,11 +155,12 @@ class HubEngine:
     def _cmd_pos(self, command: HubCommand) -> None:
         self.game = None
         text = command.get("pos")
-        if not text:
+        if text is not None and not text:
             raise HubProtocolError("pos needs pos=<side to move and squares>, e.g. pos pos=Wbbbb...eeee...wwww")
         self._ensure_player()
         assert self.rules is not None and self.notation is not None
-        game = Game(self.rules, start=self.notation.parse_position(text))
+        start = self.rules.start_position() if text is None else self.notation.parse_position(text)
+        game = Game(self.rules, start=start)  # no pos= (or "pos start"): the start position
         for i, move_text in enumerate((command.get("moves") or "").split()):
             if game.is_over:
                 raise HubNotationError(f"pos: move {i + 1} ({move_text}) comes after the end of the game")
@@ -166,10 +178,14 @@ class HubEngine:
             raise
 
     def _cmd_go(self, command: HubCommand) -> None:
-        if self.game is None:
-            raise HubProtocolError("go: no position (send pos first; the last one was refused or reset)")
-        if self.game.is_over:
-            raise HubProtocolError(f"go: the game in this position is over ({self.game.result}); nothing to search")
+        game = self.game
+        if game is None or game.is_over:  # the GUI waits for done: answer it, without a move
+            if game is None:
+                self.error("go: no position (send pos first; the last one was refused or reset)")
+            else:
+                self.error(f"go: the game in this position is over ({game.result}); nothing to search")
+            self.send("done", move="")
+            return
         player = self._ensure_player()
         ponder = "ponder" in command.args
         limits = self.level.limits()
@@ -179,7 +195,7 @@ class HubEngine:
         if ponder:  # no clock until ponder-hit: search on, then the level's time from the hit
             self._ponder_budget = limits.time_s
             limits = SearchLimits(time_s=INFINITE_S, depth=limits.depth, nodes=limits.nodes)
-        game = self.game.copy()
+        game = game.copy()
         self._thread = threading.Thread(target=self._search, args=(player, game, limits), daemon=True)
         self._thread.start()
 

@@ -1,9 +1,19 @@
 """Hub positions and moves, both ways, for one variant.
 
-Squares are numbered 1..N in the standard order on every board: 1 is the top-left
-playable square as White sees the board, then left to right and row by row towards
-White (International 1-50; on 8x8, 1-32 with b8 = 1 and a1 = 29: the order of Scan's
-position strings and of pydraughts' Hub positions).
+Squares are numbered as pydraughts' `HubEngine` numbers them, so that its
+``HubEngine.play(board)`` works unchanged on every board:
+
+* positions count the squares in the standard order: 1 is the top-left playable square
+  as White sees the board, then left to right and row by row towards White
+  (International 1-50; on 8x8 b8 = 1 and a1 = 29: Scan's position strings, and the order
+  of pydraughts' ``initial_hub_fen`` and ``get_fen()`` on every board);
+* moves on a board whose own notation is numeric (International) use the same numbers;
+  on a board with algebraic notation (Russian, Brazilian) they count from a1 instead:
+  a1 = 1, c1 = 2, ..., b2 = 5, ..., h8 = 32, row by row from White's side (pydraughts'
+  numbering of those boards' moves, ``Move.hub_move``; the geometry's internal order).
+
+So on 8x8 the start position is ``Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww`` (Black's men on
+1-12) and White's first moves are ``9-13`` ... ``12-16`` (c3-b4 is ``10-13``).
 
 * position: the side to move (``W``/``B``) then one character per square: ``w``/``b``
   a man, ``W``/``B`` a king, ``e`` empty (``Wbbbb...eeee...wwww``);
@@ -15,10 +25,12 @@ Anything malformed or illegal raises `HubNotationError` with the reason.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
+from tammi_rl.rules.geometry import build_geometry
 from tammi_rl.rules.position import BLACK, WHITE, Move, Position
 
 _PIECES = {"w": (WHITE, False), "W": (WHITE, True), "b": (BLACK, False), "B": (BLACK, True)}
@@ -34,12 +46,17 @@ class HubNotation:
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
-        coords = rules.geometry.coords
-        order = sorted(range(len(coords)), key=lambda i: (-coords[i][0], coords[i][1]))
-        self.square_of_number: tuple[int, ...] = tuple(order)
-        """Internal square of Hub square k + 1."""
-        self.number_of_square: tuple[int, ...] = tuple(order.index(sq) + 1 for sq in range(len(coords)))
-        """Hub number of each internal square."""
+        numeric = rules.variant.notation == "numeric"
+        standard = rules.geometry if numeric else build_geometry(dataclasses.replace(rules.variant, notation="numeric"))
+        self.number_of_square: tuple[int, ...] = tuple(int(name) for name in standard.names)
+        """Position number (standard order) of each internal square."""
+        self.square_of_number: tuple[int, ...] = _inverse(self.number_of_square)
+        """Internal square of position number k + 1."""
+        n = len(self.number_of_square)
+        self.move_number_of_square: tuple[int, ...] = self.number_of_square if numeric else tuple(range(1, n + 1))
+        """Move number of each internal square (algebraic boards: the internal order, a1 = 1)."""
+        self.square_of_move_number: tuple[int, ...] = _inverse(self.move_number_of_square)
+        """Internal square of move number k + 1."""
 
     @property
     def n_squares(self) -> int:
@@ -88,7 +105,7 @@ class HubNotation:
     # --- moves -------------------------------------------------------------------------
     def format_move(self, move: Move) -> str:
         """``from-to`` or ``fromxtoxcaptured...`` (captured pieces in the order taken)."""
-        number = self.number_of_square
+        number = self.move_number_of_square
         if not move.captures:
             return f"{number[move.start]}-{number[move.end]}"
         return "x".join(str(number[sq]) for sq in (move.start, move.end, *move.captures))
@@ -103,7 +120,7 @@ class HubNotation:
         bad = [k for k in numbers if not 1 <= k <= self.n_squares]
         if bad:
             raise HubNotationError(f"move {text!r}: square {bad[0]} is not on the board (1-{self.n_squares})")
-        squares = [self.square_of_number[k - 1] for k in numbers]
+        squares = [self.square_of_move_number[k - 1] for k in numbers]
         frm, to, taken = squares[0], squares[1], sorted(squares[2:])
         legal = self.rules.legal_moves(position)
         ends = [m for m in legal if m.start == frm and m.end == to]
@@ -120,3 +137,11 @@ class HubNotation:
         texts = sorted((self.format_move(m) for m in legal), key=lambda t: [int(k) for k in re.split("[-x]", t)])
         listed = " ".join(texts) or "(none: the game is over)"
         raise HubNotationError(f"illegal move {body} in {self.format_position(position)}; legal moves: {listed}")
+
+
+def _inverse(numbers: tuple[int, ...]) -> tuple[int, ...]:
+    """The internal square of each number 1..n, from the number of each internal square."""
+    squares = [0] * len(numbers)
+    for sq, k in enumerate(numbers):
+        squares[k - 1] = sq
+    return tuple(squares)

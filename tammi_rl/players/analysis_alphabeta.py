@@ -2,8 +2,9 @@
 
 At the start of a turn this is the player's own search (`AlphaBeta.search`) with the
 limits of the call (none given: the player's config), reporting each completed depth.
-Mid-chain, each whole move that continues the hops played is searched one ply shallower
-from its resulting position (the budget split between them), and the best is kept.
+Mid-chain, each whole move that continues the hops played (a single one included) is
+searched one ply shallower from its resulting position, the budget (the limits of the
+call, else the player's config) split between them, and the best is kept.
 
 The hop shares are the search's real policy: all on the first hop of the chosen move, or
 spread over the candidates' first hops when the player randomises (``margin``).
@@ -33,14 +34,18 @@ PV_LENGTH = 24
 
 
 def _limits(player: AlphaBetaPlayer, limits: SearchLimits, share: int = 1) -> dict[str, float | int | None]:
-    """Keyword limits for `AlphaBeta.search` (the player's config when the call sets none)."""
+    """Keyword limits for `AlphaBeta.search` (the player's config when the call sets none),
+    the time and nodes split ``share`` ways."""
     if limits.time_s is None and limits.depth is None and limits.nodes is None:
         cfg = player.config
-        return {"depth": cfg.depth, "time_limit": cfg.time, "nodes": cfg.nodes}
-    time_s = limits.time_s / share if limits.time_s is not None else None
-    nodes = max(1, limits.nodes // share) if limits.nodes is not None else None
-    depth = min(limits.depth, MAX_DEPTH) if limits.depth is not None else None
-    return {"depth": depth, "time_limit": time_s, "nodes": nodes}
+        time_s, depth, nodes = cfg.time, cfg.depth, cfg.nodes
+    else:
+        time_s, depth, nodes = limits.time_s, limits.depth, limits.nodes
+    return {
+        "depth": min(depth, MAX_DEPTH) if depth is not None else None,
+        "time_limit": time_s / share if time_s is not None else None,
+        "nodes": max(1, nodes // share) if nodes is not None else None,
+    }
 
 
 def _analysis(
@@ -99,11 +104,6 @@ def _analyse_mid_chain(
     rules = game.rules
     moves = continuing_moves(game)
     history = [*game.reversible_history(), game.position]
-    if len(moves) == 1:
-        move = moves[0]
-        score = player.search.evaluate(game.position)
-        result = AlphaBetaResult(move, score, 0, 0, time.perf_counter() - start, (move,))
-        return _analysis(player, game.position, result, game, result.seconds)
     kwargs = _limits(player, limits, share=len(moves))
     if kwargs["depth"] is not None:
         kwargs["depth"] = max(1, int(kwargs["depth"]) - 1)

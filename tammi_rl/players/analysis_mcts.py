@@ -3,7 +3,8 @@ with the visit counts, priors and PV of the trees.
 
 Simulations per searched hop: ``limits.nodes``, else the player's own count. With a time
 budget the first search measures the speed (a short probe of up to `PROBE_SIMULATIONS`)
-and the count is cut to what fits in the budget; a search cannot be interrupted, so
+and the count is cut to what fits in the budget (at least one simulation for a later hop
+once the time is spent); a search cannot be interrupted, so
 ``should_stop`` is polled between hops. The value is the root search value; the WDL is
 the network's own head at the first state; the PV follows the last tree's most-visited
 children past the move.
@@ -53,19 +54,21 @@ class _Budget:
             _ensure_capacity(player, self.cap)
             return _search(player, game, self.cap), self.cap
         spent = 0
+        probed: MCTSResult | None = None
         if self.rate is None:
             probe = min(self.cap, PROBE_SIMULATIONS)
             _ensure_capacity(player, probe)
             tic = time.perf_counter()
-            result = _search(player, game, probe)
+            probed = _search(player, game, probe)
             self.rate = probe / max(time.perf_counter() - tic, 1e-6)
             spent = probe
             if probe >= self.cap:
-                return result, spent
+                return probed, spent
         left = self.deadline - time.perf_counter()
         sims = min(self.cap, int(0.8 * left * self.rate))
-        if sims <= spent:
-            return result, spent
+        if probed is not None and sims <= spent:  # the probe is as much as the time allows
+            return probed, spent
+        sims = max(sims, 1)  # a later hop with the time spent: still one simulation (the priors)
         _ensure_capacity(player, sims)
         return _search(player, game, sims), spent + sims
 
