@@ -29,6 +29,19 @@ def series(acc: EventAccumulator, tag: str) -> tuple[list[int], list[float]]:
     return [e.step for e in events], [e.value for e in events]
 
 
+def smoothed(steps: list[int], values: list[float]) -> tuple[list[int], list[float]]:
+    """A trailing moving average over about 2% of the run, so per-iteration noise does not
+    hide the trend (self-play fractions, game length, throughput)."""
+    window = max(1, len(values) // 50)
+    if window == 1:
+        return steps, values
+    sums = [0.0]
+    for v in values:
+        sums.append(sums[-1] + v)
+    means = [(sums[i + 1] - sums[max(0, i + 1 - window)]) / min(window, i + 1) for i in range(len(values))]
+    return steps, means
+
+
 def elo_panel(ax: plt.Axes, acc: EventAccumulator, label: str, ls: str, marker: str) -> None:
     """The run's in-training Elo with its one-standard-error bars."""
     steps, elo = series(acc, "eval/elo")
@@ -65,12 +78,12 @@ def main() -> None:
     ax.legend()
     ax = axes[1, 0]
     for tag in ("selfplay/white_win", "selfplay/draw", "selfplay/black_win"):
-        ax.plot(*series(acc, tag), label=tag.split("/")[1])
+        ax.plot(*smoothed(*series(acc, tag)), label=tag.split("/")[1])
     ax.set_ylabel("fraction of self-play games")
     twin = ax.twinx()
-    twin.plot(*series(acc, "selfplay/game_length"), color="grey", alpha=0.5, label="game length (plies)")
+    twin.plot(*smoothed(*series(acc, "selfplay/game_length")), color="grey", alpha=0.6, label="game length (plies)")
     twin.set_ylabel("plies")
-    ax.set_title("self-play results and game length")
+    ax.set_title("self-play results and game length (moving averages)")
     ax.legend(loc="upper left")
     ax = axes[1, 1]
     for tag in sorted(t for t in acc.Tags()["scalars"] if t.startswith("eval/score_vs_ab_d")):
@@ -92,9 +105,9 @@ def main() -> None:
     ax.set_title("Elo (anchor: alpha-beta at the first depth = 0)")
     ax.legend()
     ax = axes[1, 2]
-    ax.plot(*series(acc, "throughput/positions_per_s"), label="self-play positions/s")
-    ax.plot(*series(acc, "throughput/learner_samples_per_s"), label="learner samples/s")
-    ax.set_title("throughput")
+    ax.plot(*smoothed(*series(acc, "throughput/positions_per_s")), label="self-play positions/s")
+    ax.plot(*smoothed(*series(acc, "throughput/learner_samples_per_s")), label="learner samples/s")
+    ax.set_title("throughput (moving average)")
     ax.legend()
     for a in axes.flat:
         a.set_xlabel("iteration")
