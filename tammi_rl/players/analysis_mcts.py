@@ -1,13 +1,10 @@
 """`analyse` for the MCTS player: the hops of its turn searched as `MCTSPlayer.choose` does,
 with the visit counts, priors and PV of the trees.
 
-Simulations per searched hop: ``limits.nodes``, else the player's own count; a time budget
-without a node cap searches as many as the time allows (up to `TIME_ONLY_CAP`), so a Hub
-GUI's move time buys strength. With a time budget the first search measures the speed (a
-short probe of up to `PROBE_SIMULATIONS`) and the count is cut to what fits in the budget
-(at least one simulation for a later hop once the time is spent). The probe's rate
-includes a search's fixed cost, so the estimate errs short: a budget is rarely overrun and
-often not used up. A search cannot be interrupted, so
+Simulations per searched hop: ``limits.nodes``, else the player's own count. With a time
+budget the first search measures the speed (a short probe of up to `PROBE_SIMULATIONS`)
+and the count is cut to what fits in the budget (at least one simulation for a later hop
+once the time is spent); a search cannot be interrupted, so
 ``should_stop`` is polled between hops. The value is the root search value; the WDL is
 the network's own head at the first state; the PV follows the last tree's most-visited
 children past the move.
@@ -30,8 +27,6 @@ from tammi_rl.rules.position import Move
 PROBE_SIMULATIONS = 16
 """Simulations of the speed probe that a time budget starts with."""
 PV_HOPS = 64
-TIME_ONLY_CAP = 50_000
-"""Most simulations per hop under a time budget with no node cap (about 140 MiB of tree)."""
 
 
 def _ensure_capacity(player: MCTSPlayer, simulations: int) -> None:
@@ -49,8 +44,7 @@ class _Budget:
     """Simulations for each searched hop under the limits (see the module docstring)."""
 
     def __init__(self, player: MCTSPlayer, limits: SearchLimits, start: float) -> None:
-        time_only = limits.time_s is not None and limits.nodes is None
-        self.cap = limits.nodes or (TIME_ONLY_CAP if time_only else player.simulations)
+        self.cap = limits.nodes or player.simulations
         self.deadline = start + limits.time_s if limits.time_s is not None else None
         self.rate: float | None = None  # simulations per second, measured
 
