@@ -60,6 +60,19 @@ def test_player_spec_names_a_shipped_model(models, russian):
         parse_player_spec("mcts:sims=8", russian)
 
 
+def test_player_spec_sets_search_constants_over_the_checkpoints(models, russian):
+    saved = parse_player_spec("mcts:model=russian,sims=8", russian).cfg
+    tuned = parse_player_spec("mcts:model=russian,sims=8,algorithm=puct,c_puct=2.5,c_scale=1,c_visit=20,max_actions=4", russian)
+    assert (tuned.cfg.algorithm, tuned.cfg.c_puct, tuned.cfg.gumbel_c_scale) == ("puct", 2.5, 1.0)
+    assert (tuned.cfg.gumbel_c_visit, tuned.cfg.gumbel_max_actions) == (20.0, 4)
+    assert tuned.cfg.temperature == saved.temperature and saved.c_puct != 2.5  # the rest stays the checkpoint's
+    assert tuned.search.params[1] == 2.5  # the compiled search reads the new constant
+    for bad, message in [("c_puct=0", "c_puct must be a finite number > 0"), ("c_scale=nan", "c_scale must be"),
+                         ("c_visit=fast", "c_visit must be a number, got 'fast'"), ("max_actions=0", "max_actions must be >= 1")]:
+        with pytest.raises(PlayerSpecError, match=message):
+            parse_player_spec(f"mcts:model=russian,{bad}", russian)
+
+
 def test_a_shipped_model_of_another_variant_is_refused(models, english):
     from tammi_rl.store.checkpoint import CheckpointError
 

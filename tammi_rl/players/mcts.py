@@ -4,7 +4,9 @@
     move = agent.choose(game)
 
 Player spec: ``mcts:checkpoint=PATH`` or ``mcts:model=VARIANT`` (a shipped model), then
-``[,sims=N,algorithm=gumbel|puct,device=auto,runtime=auto|torch|onnx,threads=T,name=...]``;
+``[,sims=N,algorithm=gumbel|puct,device=auto,runtime=auto|torch|onnx,threads=T,name=...]``
+and the search constants ``c_puct=F`` (PUCT), ``c_visit=F``, ``c_scale=F``, ``max_actions=N``
+(Gumbel), which replace the checkpoint's own settings;
 the network runs on `tammi_rl.nn.runtime` (``auto``: ONNX Runtime on the CPU, one thread
 by default).
 A turn of several hops (a capture chain) is searched hop by hop; forced hops are played
@@ -24,7 +26,7 @@ from tammi_rl.mcts.search import BatchedSearch, MCTSResult, RootState
 from tammi_rl.nn.model import resolve_device
 from tammi_rl.nn.runtime import RUNTIMES, make_runtime, resolve_runtime
 from tammi_rl.nn.saved import load_network
-from tammi_rl.players.spec import PlayerSpecError, int_option, reject_unknown
+from tammi_rl.players.spec import PlayerSpecError, int_option, positive_option, reject_unknown
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move
@@ -98,10 +100,17 @@ def load_agent(
     name: str | None = None,
     runtime: str = "auto",
     threads: int = 1,
+    search: dict[str, float] | None = None,
 ) -> MCTSPlayer:
-    """An `MCTSPlayer` with the network of a checkpoint file or run directory."""
+    """An `MCTSPlayer` with the network of a checkpoint file or run directory.
+
+    The search settings are the checkpoint's (its run's ``mcts`` section); ``algorithm`` and
+    ``search`` (`MCTSConfig` field -> value, e.g. ``{"c_puct": 2.5}``) replace some of them.
+    """
     saved = load_network(checkpoint, rules)
     mcts = dataclasses.replace(saved.mcts, algorithm=algorithm) if algorithm else saved.mcts
+    if search:
+        mcts = dataclasses.replace(mcts, **search)
     model, path = saved.model, saved.path
     return MCTSPlayer(
         rules,
@@ -115,9 +124,22 @@ def load_agent(
     )
 
 
+SEARCH_OPTIONS = {
+    "c_puct": "c_puct",
+    "c_visit": "gumbel_c_visit",
+    "c_scale": "gumbel_c_scale",
+    "max_actions": "gumbel_max_actions",
+}
+"""Spec options that set a search constant: spec key -> `MCTSConfig` field."""
+
+
 def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPlayer:
     """Factory behind the ``mcts:...`` player spec (registered in `tammi_rl.players`)."""
-    reject_unknown(spec, options, {"checkpoint", "model", "sims", "algorithm", "device", "runtime", "threads", "name"})
+    reject_unknown(
+        spec,
+        options,
+        {"checkpoint", "model", "sims", "algorithm", "device", "runtime", "threads", "name"} | set(SEARCH_OPTIONS),
+    )
     if ("checkpoint" in options) == ("model" in options):
         raise PlayerSpecError(
             f"player spec {spec!r}: mcts needs either checkpoint=PATH (a .pt file or a run directory) "
@@ -145,5 +167,13 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
         resolve_runtime(runtime, resolve_device(device))
     except ValueError as exc:  # e.g. runtime=onnx with device=cuda
         raise PlayerSpecError(f"player spec {spec!r}: {exc}") from None
+    search: dict[str, float] = {}
+    for key, field in SEARCH_OPTIONS.items():
+        if key in options:
+            search[field] = (
+                int_option(spec, key, options[key], 1)
+                if field == "gumbel_max_actions"
+                else positive_option(spec, key, options[key])
+            )
     name = options.get("name") or (f"mcts:model={options['model']}" if "model" in options else None)
-    return load_agent(rules, checkpoint, sims, device, algorithm, name, runtime, threads)
+    return load_agent(rules, checkpoint, sims, device, algorithm, name, runtime, threads, search)

@@ -87,6 +87,17 @@ def float_option(spec: str, key: str, value: str) -> float:
     return number
 
 
+def positive_option(spec: str, key: str, value: str) -> float:
+    """Option ``key`` of ``spec`` as a finite number > 0 (a search constant, not a time)."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise PlayerSpecError(f"player spec {spec!r}: {key} must be a number, got {value!r}") from None
+    if not 0 < number < float("inf"):  # also rejects nan
+        raise PlayerSpecError(f"player spec {spec!r}: {key} must be a finite number > 0, got {value!r}")
+    return number
+
+
 def reject_unknown(spec: str, options: dict[str, str], known: set[str]) -> None:
     """A `PlayerSpecError` naming the first option of ``spec`` that is not in ``known``."""
     unknown = sorted(set(options) - known)
