@@ -46,6 +46,7 @@ def test_unknown_key_named(tmp_path):
     ("network:\n  blocks: 2.5\n", "network.blocks"),
     ("network:\n  blocks: 0\n", "network.blocks"),
     ("mcts:\n  algorithm: alphazero\n", "mcts.algorithm"),
+    ("eval:\n  algorithm: mcts\n", "eval.algorithm"),
     ("train:\n  optimizer: adam\n", "train.optimizer"),
     ("mcts:\n  playout_cap_fraction: 1.5\n", "mcts.playout_cap_fraction"),
     ("eval:\n  alphabeta_depths: 2\n", "eval.alphabeta_depths"),
@@ -58,6 +59,12 @@ def test_unknown_key_named(tmp_path):
 def test_bad_value_named(tmp_path, text, key):
     with pytest.raises(ConfigError, match=rf"run.yaml.*'{key}"):
         load_config(write(tmp_path, text))
+
+
+def test_play_search_is_the_mcts_section_with_the_eval_algorithm():
+    cfg = load_config(None, ["mcts.algorithm=gumbel", "mcts.c_puct=2.5"])
+    assert (cfg.mcts.algorithm, cfg.play_search.algorithm, cfg.play_search.c_puct) == ("gumbel", "puct", 2.5)
+    assert load_config(None, ["eval.algorithm=gumbel"]).play_search.algorithm == "gumbel"
 
 
 def test_not_yaml_or_missing(tmp_path):

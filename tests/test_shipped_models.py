@@ -73,6 +73,30 @@ def test_player_spec_sets_search_constants_over_the_checkpoints(models, russian)
             parse_player_spec(f"mcts:model=russian,{bad}", russian)
 
 
+def test_a_checkpoint_plays_with_its_runs_eval_algorithm(tmp_path, russian):
+    from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint
+
+    def player(path: Path, spec: str = "") -> MCTSPlayer:
+        return parse_player_spec(f"mcts:checkpoint={path},sims=4{spec}", russian)
+
+    default = plant(tmp_path, "default", "russian", russian)
+    assert player(default).cfg.algorithm == "puct"  # self-play searched with gumbel (the config default)
+    assert load_checkpoint(default)["config"]["mcts"]["algorithm"] == "gumbel"
+    assert player(default, ",algorithm=gumbel").cfg.algorithm == "gumbel"  # the spec overrides
+    for name, edit in [("gumbel", "gumbel"), ("older", None), ("broken", "alphazero")]:
+        path = plant(tmp_path, name, "russian", russian)
+        ckpt = load_checkpoint(path)
+        if edit is None:
+            del ckpt["config"]["eval"]["algorithm"]  # a run from before eval.algorithm existed
+        else:
+            ckpt["config"]["eval"]["algorithm"] = edit
+        save_checkpoint(path, ckpt)
+    assert player(tmp_path / "gumbel.pt").cfg.algorithm == "gumbel"
+    assert player(tmp_path / "older.pt").cfg.algorithm == "puct"
+    with pytest.raises((PlayerSpecError, CheckpointError), match=r"broken\.pt.*eval\.algorithm 'alphazero'"):
+        player(tmp_path / "broken.pt")
+
+
 def test_a_shipped_model_of_another_variant_is_refused(models, english):
     from tammi_rl.store.checkpoint import CheckpointError
 

@@ -71,7 +71,7 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--games", type=int, default=20, help="games per pairing, colours paired (default 20)")
     parser.add_argument("--sims", type=int, default=64, help="MCTS simulations per hop for the agent (default 64)")
-    parser.add_argument("--algorithm", choices=("gumbel", "puct"), help="root search (default: the run's)")
+    parser.add_argument("--algorithm", choices=("gumbel", "puct"), help="search (default: the run's eval.algorithm)")
     parser.add_argument(
         "--anchor",
         metavar="SPEC",

@@ -302,6 +302,13 @@ class EvalConfig:
         min=0,
     )
     simulations: int = setting(64, "Simulations per searched hop of the network in evaluation games.", min=1)
+    algorithm: str = setting(
+        "puct",
+        "Search the trained agent plays with outside self-play: these matches, `tammi-rl eval` and "
+        "every mcts player spec of the run's checkpoints. Self-play keeps mcts.algorithm: Gumbel's "
+        "targets are better at few simulations, PUCT plays stronger at many.",
+        choices=("gumbel", "puct"),
+    )
     gating: GatingConfig = section(GatingConfig, "SPRT gating of the self-play network (off by default).")
 
 
@@ -373,6 +380,11 @@ class Config:
     @property
     def run_name(self) -> str:
         return self.name or self.variant
+
+    @property
+    def play_search(self) -> MCTSConfig:
+        """The search settings the trained agent plays matches with: ``mcts`` with ``eval.algorithm``."""
+        return dataclasses.replace(self.mcts, algorithm=self.eval.algorithm)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

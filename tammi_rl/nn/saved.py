@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tammi_rl.config import MCTSConfig, NetworkConfig
+from tammi_rl.config import EvalConfig, MCTSConfig, NetworkConfig
 from tammi_rl.nn.model import PolicyValueNet, build_model
 from tammi_rl.rules.engine import Rules
 from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint, load_model_weights
@@ -22,7 +23,8 @@ class SavedNetwork:
     model: PolicyValueNet
     network: NetworkConfig
     mcts: MCTSConfig
-    """The search settings of the run (as saved in its config)."""
+    """The search settings the agent plays with: the run's ``mcts`` section (as saved in its
+    config) with its ``eval.algorithm`` (self-play may search otherwise)."""
     checkpoint: dict[str, Any]
 
 
@@ -42,10 +44,15 @@ def load_network(checkpoint: str | Path, rules: Rules | None = None) -> SavedNet
     ckpt = load_checkpoint(path, variant=None if rules is None else rules.variant.name)
     if rules is None:
         rules = Rules.for_variant(str(ckpt["variant"]))
-    saved_mcts = ckpt["config"].get("mcts", {}) if isinstance(ckpt.get("config"), dict) else {}
+    config = ckpt["config"] if isinstance(ckpt.get("config"), dict) else {}
+    saved_mcts = config.get("mcts", {})
+    saved_eval = config.get("eval", {})
     try:
         network = NetworkConfig(**ckpt["network"])
-        mcts = MCTSConfig(**saved_mcts)
+        play_algorithm = saved_eval.get("algorithm", EvalConfig().algorithm)  # older runs: today's default
+        if play_algorithm not in ("gumbel", "puct"):
+            raise TypeError(f"eval.algorithm {play_algorithm!r}")
+        mcts = dataclasses.replace(MCTSConfig(**saved_mcts), algorithm=play_algorithm)
     except TypeError as exc:  # a checkpoint written by another tammi-rl version
         raise CheckpointError(f"{path}: network or search settings this tammi-rl does not know ({exc})") from None
     model = build_model(rules, network)

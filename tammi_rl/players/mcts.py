@@ -104,7 +104,8 @@ def load_agent(
 ) -> MCTSPlayer:
     """An `MCTSPlayer` with the network of a checkpoint file or run directory.
 
-    The search settings are the checkpoint's (its run's ``mcts`` section); ``algorithm`` and
+    The search settings are the checkpoint's (its run's ``mcts`` section, searching with its
+    ``eval.algorithm``: PUCT unless the run said otherwise); ``algorithm`` and
     ``search`` (`MCTSConfig` field -> value, e.g. ``{"c_puct": 2.5}``) replace some of them.
     """
     saved = load_network(checkpoint, rules)

@@ -544,7 +544,7 @@ class Trainer:
             self.device,
             self.cfg.selfplay.max_plies,
             seed=self.cfg.seed + 104729 * it,
-            mcts=self.cfg.mcts,
+            mcts=self.cfg.play_search,
         )
         accepted = bool(result.accepted)
         logger.scalars({"gate/accepted": float(accepted), "gate/games": float(result.games)}, it)
@@ -560,7 +560,7 @@ class Trainer:
             self.device,
             self.cfg.selfplay.max_plies,
             seed=self.cfg.seed + 7919 * it,
-            mcts=self.cfg.mcts,
+            mcts=self.cfg.play_search,
         )
         self.eval_elo, self.eval_elo_error = result.elo, result.elo_error
         return result.scores
