@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 import numpy as np
 import torch
@@ -100,7 +101,7 @@ def load_agent(
     name: str | None = None,
     runtime: str = "auto",
     threads: int = 1,
-    search: dict[str, float] | None = None,
+    search: dict[str, Any] | None = None,
 ) -> MCTSPlayer:
     """An `MCTSPlayer` with the network of a checkpoint file or run directory.
 
@@ -168,7 +169,7 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
         resolve_runtime(runtime, resolve_device(device))
     except ValueError as exc:  # e.g. runtime=onnx with device=cuda
         raise PlayerSpecError(f"player spec {spec!r}: {exc}") from None
-    search: dict[str, float] = {}
+    search: dict[str, Any] = {}
     for key, field in SEARCH_OPTIONS.items():
         if key in options:
             search[field] = (
