@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from tammi_rl.config import SEARCH_ALGORITHMS
 from tammi_rl.eval.arena import Arena, match_row
 from tammi_rl.eval.elo import fit_elo
 from tammi_rl.eval.match import DEFAULT_MAX_PLIES, MatchGame, MatchResult
@@ -71,7 +72,7 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--games", type=int, default=20, help="games per pairing, colours paired (default 20)")
     parser.add_argument("--sims", type=int, default=64, help="MCTS simulations per hop for the agent (default 64)")
-    parser.add_argument("--algorithm", choices=("gumbel", "puct"), help="search (default: the run's eval.algorithm)")
+    parser.add_argument("--algorithm", choices=SEARCH_ALGORITHMS, help="search (default: the run's eval.algorithm)")
     parser.add_argument(
         "--anchor",
         metavar="SPEC",

@@ -14,6 +14,7 @@ from tammi_rl.config.loading import (
     save_config,
 )
 from tammi_rl.config.schema import (
+    SEARCH_ALGORITHMS,
     CheckpointConfig,
     Config,
     DistributedConfig,
@@ -29,6 +30,7 @@ from tammi_rl.config.schema import (
 )
 
 __all__ = [
+    "SEARCH_ALGORITHMS",
     "CheckpointConfig",
     "Config",
     "ConfigError",

@@ -29,6 +29,10 @@ class NetworkConfig:
     value_hidden: int = setting(64, "Hidden units of the fully connected layer in the win/draw/loss value head.", min=1)
 
 
+SEARCH_ALGORITHMS = ("gumbel", "puct")
+"""The tree searches `tammi_rl.mcts` implements (``mcts.algorithm``, ``eval.algorithm``, specs)."""
+
+
 @dataclass
 class MCTSConfig:
     """Batched tree search used for every self-play, evaluation and gating move. A multi-capture
@@ -38,7 +42,7 @@ class MCTSConfig:
         "gumbel",
         'Search algorithm: "gumbel" (Gumbel root sampling with sequential halving, useful targets '
         'even at few simulations) or "puct" (AlphaZero\'s PUCT with Dirichlet noise at the root).',
-        choices=("gumbel", "puct"),
+        choices=SEARCH_ALGORITHMS,
     )
     simulations: int = setting(64, "Simulations per searched hop, the root's own evaluation included.", min=1)
     c_puct: float = setting(
@@ -307,7 +311,7 @@ class EvalConfig:
         "Search the trained agent plays with outside self-play: these matches, `tammi-rl eval` and "
         "every mcts player spec of the run's checkpoints. Self-play keeps mcts.algorithm: Gumbel's "
         "targets are better at few simulations, PUCT plays stronger at many.",
-        choices=("gumbel", "puct"),
+        choices=SEARCH_ALGORITHMS,
     )
     gating: GatingConfig = section(GatingConfig, "SPRT gating of the self-play network (off by default).")
 

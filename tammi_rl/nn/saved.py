@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tammi_rl.config import EvalConfig, MCTSConfig, NetworkConfig
+from tammi_rl.config import SEARCH_ALGORITHMS, EvalConfig, MCTSConfig, NetworkConfig
 from tammi_rl.nn.model import PolicyValueNet, build_model
 from tammi_rl.rules.engine import Rules
 from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint, load_model_weights
@@ -47,11 +47,11 @@ def load_network(checkpoint: str | Path, rules: Rules | None = None) -> SavedNet
     config = ckpt["config"] if isinstance(ckpt.get("config"), dict) else {}
     saved_mcts = config.get("mcts", {})
     saved_eval = config.get("eval", {})
+    play_algorithm = saved_eval.get("algorithm", EvalConfig().algorithm)  # older runs: today's default
+    if play_algorithm not in SEARCH_ALGORITHMS:
+        raise CheckpointError(f"{path}: eval.algorithm {play_algorithm!r} is not one of {', '.join(SEARCH_ALGORITHMS)}")
     try:
         network = NetworkConfig(**ckpt["network"])
-        play_algorithm = saved_eval.get("algorithm", EvalConfig().algorithm)  # older runs: today's default
-        if play_algorithm not in ("gumbel", "puct"):
-            raise TypeError(f"eval.algorithm {play_algorithm!r}")
         mcts = dataclasses.replace(MCTSConfig(**saved_mcts), algorithm=play_algorithm)
     except TypeError as exc:  # a checkpoint written by another tammi-rl version
         raise CheckpointError(f"{path}: network or search settings this tammi-rl does not know ({exc})") from None

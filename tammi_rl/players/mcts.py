@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from tammi_rl.config import MCTSConfig
+from tammi_rl.config import SEARCH_ALGORITHMS, MCTSConfig
 from tammi_rl.mcts.search import BatchedSearch, MCTSResult, RootState
 from tammi_rl.nn.model import resolve_device
 from tammi_rl.nn.runtime import RUNTIMES, make_runtime, resolve_runtime
@@ -156,7 +156,7 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
         checkpoint = options["checkpoint"]
     sims = int_option(spec, "sims", options["sims"], 1) if "sims" in options else 64
     algorithm = options.get("algorithm")
-    if algorithm not in (None, "gumbel", "puct"):
+    if algorithm is not None and algorithm not in SEARCH_ALGORITHMS:
         raise PlayerSpecError(f"player spec {spec!r}: algorithm must be gumbel or puct, got {algorithm!r}")
     runtime = options.get("runtime", "auto")
     if runtime not in RUNTIMES:

@@ -76,26 +76,22 @@ def int_option(spec: str, key: str, value: str, lo: int | None = None) -> int:
     return number
 
 
+def positive_option(spec: str, key: str, value: str, most: float | None = None, what: str = "a number") -> float:
+    """Option ``key`` of ``spec`` as a number > 0: finite, or at most ``most`` when given."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise PlayerSpecError(f"player spec {spec!r}: {key} must be {what}, got {value!r}") from None
+    if most is None and not 0 < number < float("inf"):  # also rejects nan
+        raise PlayerSpecError(f"player spec {spec!r}: {key} must be a finite number > 0, got {value!r}")
+    if most is not None and not 0 < number <= most:  # also rejects nan and inf
+        raise PlayerSpecError(f"player spec {spec!r}: {key} must be > 0 and <= {most:g}, got {value!r}")
+    return number
+
+
 def float_option(spec: str, key: str, value: str) -> float:
     """Option ``key`` of ``spec`` as a positive number of seconds (at most `MAX_SECONDS`)."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise PlayerSpecError(f"player spec {spec!r}: {key} must be a number of seconds, got {value!r}") from None
-    if not 0 < number <= MAX_SECONDS:  # also rejects nan and inf
-        raise PlayerSpecError(f"player spec {spec!r}: {key} must be > 0 and <= {MAX_SECONDS:g}, got {value!r}")
-    return number
-
-
-def positive_option(spec: str, key: str, value: str) -> float:
-    """Option ``key`` of ``spec`` as a finite number > 0 (a search constant, not a time)."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise PlayerSpecError(f"player spec {spec!r}: {key} must be a number, got {value!r}") from None
-    if not 0 < number < float("inf"):  # also rejects nan
-        raise PlayerSpecError(f"player spec {spec!r}: {key} must be a finite number > 0, got {value!r}")
-    return number
+    return positive_option(spec, key, value, MAX_SECONDS, "a number of seconds")
 
 
 def reject_unknown(spec: str, options: dict[str, str], known: set[str]) -> None:
