@@ -104,6 +104,12 @@ class MCTSConfig:
     cheap_simulations: int = setting(
         16, "Simulations per hop of a cheap search (playout cap, when playout_cap_fraction is below 1).", min=1
     )
+    play_forced_hops: bool = setting(
+        True,
+        "Inside the tree, play a hop that has no alternative (the rest of a capture chain, the only "
+        "legal capture) without a network call, so every simulation's evaluation lands on a position "
+        "with a real choice instead of one in the middle of an exchange.",
+    )
 
 
 @dataclass

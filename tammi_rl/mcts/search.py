@@ -95,6 +95,11 @@ def considered_visit_schedule(max_considered: int, simulations: int) -> np.ndarr
     return np.asarray(schedule[:simulations], dtype=np.int64)
 
 
+FORCED_NODES_PER_SIMULATION = 3
+"""Room for forced-hop nodes (`MCTSConfig.play_forced_hops`) per simulation; when it runs out,
+forced hops are evaluated like any other node (the search stays correct, just shallower)."""
+
+
 class BatchedSearch:
     """Reusable tree storage and the simulation loop for up to ``max_trees`` roots."""
 
@@ -109,9 +114,13 @@ class BatchedSearch:
         self.max_trees = max_trees
         self.max_simulations = max_simulations
         self.tables = tm.build_tables(rules, max_plies=None)  # the length cap is not applied in the tree
-        self.params = tr.search_params(cfg.algorithm, cfg.c_puct, cfg.gumbel_c_visit, cfg.gumbel_c_scale)
-        n_nodes = max_simulations + 2
-        n_edges = n_nodes * edges_per_node
+        self.params = tr.search_params(
+            cfg.algorithm, cfg.c_puct, cfg.gumbel_c_visit, cfg.gumbel_c_scale, cfg.play_forced_hops
+        )
+        evaluated = max_simulations + 2  # nodes that get a network call, one per simulation
+        forced = FORCED_NODES_PER_SIMULATION * evaluated if cfg.play_forced_hops else 0
+        n_nodes = evaluated + forced
+        n_edges = evaluated * edges_per_node + forced  # a forced node has one edge
         b = max_trees
         self.nodes_i = np.zeros((b, n_nodes, tr.NI_COUNT), np.int64)
         self.nodes_f = np.zeros((b, n_nodes, tr.NF_COUNT), np.float64)

@@ -28,6 +28,11 @@ can follow each other, so values are PLAYER-INDEXED: each node stores the sum of
 backed-up values from WHITE's point of view, and a parent reads its child's value with
 its own sign.
 
+Forced hops (one legal hop: the rest of a capture chain, the only capture) are played
+through when a simulation creates a node (`_play_forced_hops`, ``params[SP_FORCED]``):
+the simulation's network call goes to the next node with a choice, so a tree of S
+simulations can hold more than S nodes.
+
 Simplifications, stated: repetition draws are not detected inside the tree (the root
 knows the real repetition count, shown in its planes); the length cap is not applied
 inside the tree.
@@ -85,7 +90,8 @@ SP_ALGORITHM = 0  # ALGO_PUCT or ALGO_GUMBEL
 SP_C_PUCT = 1
 SP_C_VISIT = 2  # Gumbel sigma: (c_visit + max visits) * c_scale * q
 SP_C_SCALE = 3
-SP_COUNT = 4
+SP_FORCED = 4  # 1: play forced hops through without a network call (`_play_forced_hops`)
+SP_COUNT = 5
 ALGO_PUCT = 0
 ALGO_GUMBEL = 1
 
@@ -109,11 +115,14 @@ def workspace() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
-def search_params(algorithm: str, c_puct: float, c_visit: float, c_scale: float) -> np.ndarray:
+def search_params(
+    algorithm: str, c_puct: float, c_visit: float, c_scale: float, play_forced_hops: bool = True
+) -> np.ndarray:
     """The float64 ``SP_*`` record of the search settings."""
     p = np.zeros(SP_COUNT, np.float64)
     p[SP_ALGORITHM] = ALGO_PUCT if algorithm == "puct" else ALGO_GUMBEL
     p[SP_C_PUCT], p[SP_C_VISIT], p[SP_C_SCALE] = c_puct, c_visit, c_scale
+    p[SP_FORCED] = 1.0 if play_forced_hops else 0.0
     return p
 
 
@@ -317,6 +326,38 @@ def _select_edge(nodes_i, nodes_f, edges_i, edges_f, t, node, is_root, target, p
 
 
 @njit(cache=True, _nrt=False)
+def _play_forced_hops(nodes_i, nodes_f, edges_i, edges_f, trees_i, t, node, tables, buf, alive, hops_out, spare):
+    """From a new node, follow hops that have no alternative (the rest of a capture chain, the
+    only legal capture) and return the first node with a real choice, or a terminal node.
+
+    Each forced node gets its one edge (prior 1) without a network call, so a simulation's one
+    evaluation lands on a position where a decision is made rather than mid-exchange. At most
+    ``spare`` nodes are added, which keeps the pool's reserve of one node per simulation left.
+    """
+    while spare > 0 and nodes_i[t, node, NI_TERMINAL] == 0:
+        hops = nodes_i[t, node, NI_HOPS]
+        side = nodes_i[t, node, NI_BOARD + 4]
+        n_alive = _alive_rows(nodes_i, t, node, tables, buf, alive)
+        if tm.legal_hops(buf, alive, n_alive, hops, side, tables, hops_out) != 1:
+            break
+        first = trees_i[t, TI_N_EDGES]
+        if first + 1 > edges_i.shape[1]:
+            raise IndexError("search tree edge pool full")
+        trees_i[t, TI_N_EDGES] = first + 1
+        edges_i[t, first, EI_ACTION] = hops_out[0]
+        edges_f[t, first, EF_LOGIT] = 0.0
+        edges_f[t, first, EF_GUMBEL] = 0.0
+        edges_f[t, first, EF_PRIOR] = 1.0
+        nodes_i[t, node, NI_FIRST_EDGE] = first
+        nodes_i[t, node, NI_N_EDGES] = 1
+        child = _make_child(nodes_i, nodes_f, trees_i, t, node, hops_out[0], tables, buf, alive)
+        edges_i[t, first, EI_CHILD] = child
+        node = child
+        spare -= 1
+    return node
+
+
+@njit(cache=True, _nrt=False)
 def _encode_leaf(nodes_i, t, node, tables, buf, alive, counters, obs, leaf_actions):
     """Write the leaf's planes into ``obs`` and its legal hop actions; return their count."""
     hops = nodes_i[t, node, NI_HOPS]
@@ -380,6 +421,12 @@ def select_leaves(nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, p
                 child = _make_child(nodes_i, nodes_f, trees_i, t, node, edges_i[t, slot, EI_ACTION], tables, buf, alive)
                 edges_i[t, slot, EI_CHILD] = child
                 node = child
+                if params[SP_FORCED] != 0.0:
+                    # Keep one free node for each simulation still to come.
+                    spare = nodes_i.shape[1] - trees_i[t, TI_N_NODES] - (schedules.shape[1] - sim)
+                    node = _play_forced_hops(
+                        nodes_i, nodes_f, edges_i, edges_f, trees_i, t, node, tables, buf, alive, leaf_actions[t], spare
+                    )
                 break
             node = child
             depth += 1

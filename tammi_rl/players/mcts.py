@@ -27,7 +27,7 @@ from tammi_rl.mcts.search import BatchedSearch, MCTSResult, RootState
 from tammi_rl.nn.model import resolve_device
 from tammi_rl.nn.runtime import RUNTIMES, make_runtime, resolve_runtime
 from tammi_rl.nn.saved import load_network
-from tammi_rl.players.spec import PlayerSpecError, int_option, positive_option, reject_unknown
+from tammi_rl.players.spec import PlayerSpecError, int_option, positive_option, reject_unknown, switch_option
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move
@@ -131,6 +131,7 @@ SEARCH_OPTIONS = {
     "c_visit": "gumbel_c_visit",
     "c_scale": "gumbel_c_scale",
     "max_actions": "gumbel_max_actions",
+    "forced": "play_forced_hops",
 }
 """Spec options that set a search constant: spec key -> `MCTSConfig` field."""
 
@@ -172,10 +173,11 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
     search: dict[str, Any] = {}
     for key, field in SEARCH_OPTIONS.items():
         if key in options:
-            search[field] = (
-                int_option(spec, key, options[key], 1)
-                if field == "gumbel_max_actions"
-                else positive_option(spec, key, options[key])
-            )
+            if field == "gumbel_max_actions":
+                search[field] = int_option(spec, key, options[key], 1)
+            elif field == "play_forced_hops":
+                search[field] = switch_option(spec, key, options[key])
+            else:
+                search[field] = positive_option(spec, key, options[key])
     name = options.get("name") or (f"mcts:model={options['model']}" if "model" in options else None)
     return load_agent(rules, checkpoint, sims, device, algorithm, name, runtime, threads, search)

@@ -94,6 +94,16 @@ def float_option(spec: str, key: str, value: str) -> float:
     return positive_option(spec, key, value, MAX_SECONDS, "a number of seconds")
 
 
+def switch_option(spec: str, key: str, value: str) -> bool:
+    """Option ``key`` of ``spec`` as on/off (``on``, ``off``, ``true``, ``false``, ``1``, ``0``)."""
+    word = value.strip().lower()
+    if word in ("on", "true", "1"):
+        return True
+    if word in ("off", "false", "0"):
+        return False
+    raise PlayerSpecError(f"player spec {spec!r}: {key} must be on or off, got {value!r}")
+
+
 def reject_unknown(spec: str, options: dict[str, str], known: set[str]) -> None:
     """A `PlayerSpecError` naming the first option of ``spec`` that is not in ``known``."""
     unknown = sorted(set(options) - known)
