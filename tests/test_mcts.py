@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from tammi_rl.env.observation import JUMPED, OPP_KINGS, OPP_MEN, OWN_KINGS, OWN_MEN
+from tammi_rl.mcts import tree as tr
 from tammi_rl.mcts.search import BatchedSearch, RootState, considered_visit_schedule, uniform_evaluator
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
@@ -190,3 +191,60 @@ def test_search_sees_what_the_env_sees(variant):
             obs, info = env.reset(seed=int(rng.integers(1 << 30)))
     if variant != "english":
         assert mid_chain > 0  # the walk went through capture chains
+
+
+def counting(evaluator):
+    """The evaluator, counting the positions it is asked about in ``counting.positions``."""
+
+    def evaluate(obs: np.ndarray):
+        evaluate.positions += obs.shape[0]
+        return evaluator(obs)
+
+    evaluate.positions = 0
+    return evaluate
+
+
+def node_kinds(search: BatchedSearch) -> tuple[int, int]:
+    """After a one-root run: (non-root nodes with one edge, non-terminal nodes with more)."""
+    n = int(search.trees_i[0, tr.TI_N_NODES])
+    edges = search.nodes_i[0, :n, tr.NI_N_EDGES]
+    terminal = search.nodes_i[0, :n, tr.NI_TERMINAL] == 1
+    assert np.all(terminal | (edges >= 1))  # every node reached was expanded or is over
+    return int(np.sum(edges[1:] == 1)), int(np.sum(~terminal & (edges >= 2)))
+
+
+SHOT = "W:Wa1,c3,e3,f2,g1:Bc5,e5,g7,a7,b8"  # full of capture chains and forced recaptures
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_forced_hops_are_played_through_without_the_network(algorithm, monkeypatch):
+    """With play_forced_hops, a node with one legal hop never reaches the evaluator; without it
+    (or with no room left in the node pool) every non-terminal node does, once."""
+    rules = Rules.for_variant("russian")
+    root = RootState.of_game(Game(rules, start=rules.parse_fen(SHOT)))
+    sims = 300
+    seen = {}
+    for forced in (True, False):
+        search = BatchedSearch(
+            rules, MCTSConfig(algorithm=algorithm, play_forced_hops=forced), max_trees=1, max_simulations=sims
+        )
+        evaluator = counting(material_evaluator(search.codec.n_actions))
+        res = search.run([root], evaluator, sims, explore=False, rng=np.random.default_rng(0))[0]
+        one_edge, choice = node_kinds(search)
+        assert one_edge > 0
+        if forced:
+            assert evaluator.positions == choice
+            assert search.trees_i[0, tr.TI_N_NODES] > sims  # more nodes than network calls
+        else:
+            assert evaluator.positions == choice + one_edge
+        seen[forced] = res
+        assert res.action == search.codec.hop_action[0, rules.square("e3"), rules.square("d4")]
+    # Without room for forced nodes the search falls back to evaluating them, and stays legal.
+    monkeypatch.setattr("tammi_rl.mcts.search.FORCED_NODES_PER_SIMULATION", 0)
+    search = BatchedSearch(rules, MCTSConfig(algorithm=algorithm), max_trees=1, max_simulations=sims)
+    evaluator = counting(material_evaluator(search.codec.n_actions))
+    res = search.run([root], evaluator, sims, explore=False, rng=np.random.default_rng(0))[0]
+    one_edge, choice = node_kinds(search)
+    assert evaluator.positions == choice + one_edge
+    assert search.trees_i[0, tr.TI_N_NODES] <= sims + 2
+    assert sorted(res.actions.tolist()) == sorted(seen[True].actions.tolist())
