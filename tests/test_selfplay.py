@@ -66,3 +66,29 @@ def test_games_saved_without_search_values_resume_with_outcomes_as_values():
     assert not np.isnan(result.samples.value).any()
     z = np.select([result.samples.outcome == 0, result.samples.outcome == 2], [1.0, -1.0], 0.0)
     assert (result.samples.value == z).sum() >= min(stored, len(result.samples))  # the old records
+
+
+def test_playout_cap_searches_the_whole_batch_full_or_cheap_and_stores_only_full():
+    """With a playout cap, each search step is all-full or all-cheap (the batch stays whole),
+    both kinds occur, and only full searches become training samples."""
+    torch.manual_seed(0)
+    cfg = load_config(None, [*OVERRIDES, "mcts.playout_cap_fraction=0.5", "mcts.simulations=6",
+                             "mcts.cheap_simulations=2"])
+    worker = SelfPlayWorker(Rules.for_variant("russian"), cfg, torch.device("cpu"), 0)
+    calls = []
+    run = worker.search.run
+
+    def spy(roots, evaluator, simulations, **kwargs):
+        calls.append((len(roots), np.unique(np.asarray(simulations)).tolist()))
+        return run(roots, evaluator, simulations, **kwargs)
+
+    worker.search.run = spy
+    result = worker.play(4)
+    kinds = [sims for _, sims in calls]
+    assert all(len(k) == 1 for k in kinds)  # one simulation count per batched search
+    full = sum(n for n, k in calls if k == [6])
+    assert {6, 2} == {k[0] for k in kinds}
+    assert full < sum(n for n, _ in calls)
+    # Every full search of a finished game is one sample; games still running keep theirs.
+    running = sum(len(slot.records) for slot in worker._active)
+    assert len(result.samples) + running == full

@@ -175,8 +175,11 @@ class SelfPlayWorker:
                     slot.game.play_hop(hops[0])
             searching = [s for s in active if not s.game.is_over]
             if searching:
-                full = self.rng.random(len(searching)) < cfg.playout_cap_fraction
-                sims = np.where(full, cfg.simulations, cfg.cheap_simulations)
+                # Playout cap: the whole batch searches full or cheap together, so the batch
+                # stays full (mixed, the cheap trees drop out and leave the full ones alone).
+                full_step = cfg.playout_cap_fraction >= 1.0 or self.rng.random() < cfg.playout_cap_fraction
+                full = np.full(len(searching), full_step)
+                sims = cfg.simulations if full_step else cfg.cheap_simulations
                 greedy = np.array([len(s.game.moves) >= cfg.temperature_plies for s in searching])
                 results = self.search.run(
                     [RootState.of_game(s.game) for s in searching],
