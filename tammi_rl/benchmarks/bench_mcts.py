@@ -1,6 +1,7 @@
 """Search and self-play throughput (a script, not a test).
 
     python -m tammi_rl.benchmarks.bench_mcts [--variants russian english] [--games 16] [--threads 1]
+        [--set mcts.play_forced_hops=false ...]
 
 Prints, per variant:
 - MCTS simulations/s with a uniform evaluator (search and rules overhead alone),
@@ -8,7 +9,8 @@ Prints, per variant:
 - self-play positions/s with the variant's default network (configs/<variant>.yaml
   if present, else the built-in defaults) and the share of self-play time spent in
   the network forward pass (the rest is search, rules and bookkeeping).
-Compilation is excluded: each measurement runs once before it is timed.
+Compilation is excluded: each measurement runs once before it is timed. ``--set`` applies
+config overrides (``key.sub=value``) to both measurements, for A/B runs of a setting.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from tammi_rl.config import load_config
+from tammi_rl.config import Config, load_config
 from tammi_rl.mcts.search import BatchedSearch, RootState, uniform_evaluator
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
@@ -44,9 +46,15 @@ def middlegame_roots(rules: Rules, n: int, plies: int, seed: int) -> list[RootSt
     return roots
 
 
-def bench_search(variant: str, sims: int, trees: int) -> float:
+def variant_config(variant: str, overrides: list[str]) -> Config:
+    """configs/<variant>.yaml (else the built-in defaults) with ``overrides`` applied."""
+    path = CONFIGS / f"{variant}.yaml"
+    return load_config(path if path.exists() else None, [f"variant={variant}", *overrides])
+
+
+def bench_search(variant: str, sims: int, trees: int, overrides: list[str]) -> float:
     rules = Rules.for_variant(variant)
-    cfg = load_config(CONFIGS / f"{variant}.yaml" if (CONFIGS / f"{variant}.yaml").exists() else None)
+    cfg = variant_config(variant, overrides)
     search = BatchedSearch(rules, cfg.mcts, max_trees=trees, max_simulations=sims)
     evaluator = uniform_evaluator(search.codec.n_actions)
     roots = middlegame_roots(rules, trees, 12, seed=1)
@@ -57,10 +65,9 @@ def bench_search(variant: str, sims: int, trees: int) -> float:
     return trees * sims / (time.perf_counter() - start)
 
 
-def bench_selfplay(variant: str, games: int) -> dict[str, float | str]:
-    path = CONFIGS / f"{variant}.yaml"
-    overrides = [f"variant={variant}", f"selfplay.games_per_iteration={games}", f"selfplay.parallel_games={games}"]
-    cfg = load_config(path if path.exists() else None, overrides)
+def bench_selfplay(variant: str, games: int, overrides: list[str]) -> dict[str, float | str]:
+    batch = [f"selfplay.games_per_iteration={games}", f"selfplay.parallel_games={games}"]
+    cfg = variant_config(variant, [*batch, *overrides])
     torch.manual_seed(0)  # the same network, so the same games: runs (and checkouts) compare like for like
     worker = SelfPlayWorker(Rules.for_variant(variant), cfg, torch.device("cpu"), seed=0)
     worker.play(2)  # compile and warm up
@@ -76,6 +83,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=16, help="self-play games per variant")
     parser.add_argument("--sims", type=int, default=64, help="simulations per search (uniform benchmark)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="config overrides")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(
@@ -83,8 +91,8 @@ def main() -> None:
         f"{'games/s':>8} {'NN share':>9} {'mean NN batch':>14}"
     )
     for variant in args.variants:
-        sims_per_s = bench_search(variant, args.sims, 64)
-        s = bench_selfplay(variant, args.games)
+        sims_per_s = bench_search(variant, args.sims, 64, args.set)
+        s = bench_selfplay(variant, args.games, args.set)
         print(
             f"{variant:<10} {sims_per_s:>15,.0f} {s['network']:>6} {s['simulations']:>5} "
             f"{s['positions_per_s']:>16,.1f} {s['games_per_s']:>8.2f} {s['nn_time_share']:>9.0%} "
