@@ -248,3 +248,18 @@ def test_forced_hops_are_played_through_without_the_network(algorithm, monkeypat
     assert evaluator.positions == choice + one_edge
     assert search.trees_i[0, tr.TI_N_NODES] <= sims + 2
     assert sorted(res.actions.tolist()) == sorted(seen[True].actions.tolist())
+
+
+def test_fpu_reduction_narrows_puct_to_the_moves_already_tried():
+    """With equal priors and zero values, a reduced first-play value makes PUCT revisit the moves
+    it has tried before trying new ones; at 0 it tries every move within a few simulations."""
+    rules = Rules.for_variant("russian")
+    root = RootState.of_game(Game(rules))  # seven legal moves
+    tried = {}
+    for fpu in (0.0, 1.0):
+        search = BatchedSearch(rules, MCTSConfig(algorithm="puct", fpu_reduction=fpu), max_trees=1, max_simulations=16)
+        res = search.run([root], uniform_evaluator(search.codec.n_actions), 16, explore=False,
+                         rng=np.random.default_rng(0))[0]
+        tried[fpu] = int(np.sum(res.visits > 0))
+    assert tried[0.0] == 7
+    assert tried[1.0] < tried[0.0]

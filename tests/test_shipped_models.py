@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from tammi_rl.config import NetworkConfig, load_config
+from tammi_rl.mcts import tree as tr
 from tammi_rl.nn.model import build_model
 from tammi_rl.players import PlayerSpecError, parse_player_spec
 from tammi_rl.players.mcts import MCTSPlayer
@@ -67,8 +68,14 @@ def test_player_spec_sets_search_constants_over_the_checkpoints(models, russian)
     assert (tuned.cfg.gumbel_c_visit, tuned.cfg.gumbel_max_actions) == (20.0, 4)
     assert tuned.cfg.temperature == saved.temperature and saved.c_puct != 2.5  # the rest stays the checkpoint's
     assert tuned.search.params[1] == 2.5  # the compiled search reads the new constant
+    assert saved.play_forced_hops and saved.fpu_reduction == 0.0  # checkpoints from before the keys: defaults
+    switched = parse_player_spec("mcts:model=russian,sims=8,forced=off,fpu=0.3", russian)
+    assert (switched.cfg.play_forced_hops, switched.cfg.fpu_reduction) == (False, 0.3)
+    assert (switched.search.params[tr.SP_FORCED], switched.search.params[tr.SP_FPU_REDUCTION]) == (0.0, 0.3)
+    assert parse_player_spec("mcts:model=russian,sims=8,fpu=0", russian).cfg.fpu_reduction == 0.0
     for bad, message in [("c_puct=0", "c_puct must be a finite number > 0"), ("c_scale=nan", "c_scale must be"),
-                         ("c_visit=fast", "c_visit must be a number, got 'fast'"), ("max_actions=0", "max_actions must be >= 1")]:
+                         ("c_visit=fast", "c_visit must be a number, got 'fast'"), ("max_actions=0", "max_actions must be >= 1"),
+                         ("forced=maybe", "forced must be on or off, got 'maybe'"), ("fpu=-1", "fpu must be a finite number >= 0, got '-1'")]:
         with pytest.raises(PlayerSpecError, match=message):
             parse_player_spec(f"mcts:model=russian,{bad}", russian)
 

@@ -50,6 +50,13 @@ class MCTSConfig:
         "PUCT exploration constant: larger values follow the network's prior more and "
         "the search values less (puct only).",
     )
+    fpu_reduction: float = setting(
+        0.0,
+        "PUCT first-play urgency: an unvisited move's value is the position's network value minus "
+        "this times the square root of the prior already visited, 0 meaning the network value "
+        "(puct only).",
+        min=0.0,
+    )
     dirichlet_alpha: float = setting(
         0.3,
         "Concentration of the Dirichlet noise added to the root prior in "

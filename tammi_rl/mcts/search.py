@@ -115,7 +115,7 @@ class BatchedSearch:
         self.max_simulations = max_simulations
         self.tables = tm.build_tables(rules, max_plies=None)  # the length cap is not applied in the tree
         self.params = tr.search_params(
-            cfg.algorithm, cfg.c_puct, cfg.gumbel_c_visit, cfg.gumbel_c_scale, cfg.play_forced_hops
+            cfg.algorithm, cfg.c_puct, cfg.gumbel_c_visit, cfg.gumbel_c_scale, cfg.play_forced_hops, cfg.fpu_reduction
         )
         evaluated = max_simulations + 2  # nodes that get a network call, one per simulation
         forced = FORCED_NODES_PER_SIMULATION * evaluated if cfg.play_forced_hops else 0

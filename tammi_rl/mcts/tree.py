@@ -91,7 +91,8 @@ SP_C_PUCT = 1
 SP_C_VISIT = 2  # Gumbel sigma: (c_visit + max visits) * c_scale * q
 SP_C_SCALE = 3
 SP_FORCED = 4  # 1: play forced hops through without a network call (`_play_forced_hops`)
-SP_COUNT = 5
+SP_FPU_REDUCTION = 5  # PUCT: unvisited children start at the node's value minus this * sqrt(visited prior)
+SP_COUNT = 6
 ALGO_PUCT = 0
 ALGO_GUMBEL = 1
 
@@ -116,13 +117,19 @@ def workspace() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 
 def search_params(
-    algorithm: str, c_puct: float, c_visit: float, c_scale: float, play_forced_hops: bool = True
+    algorithm: str,
+    c_puct: float,
+    c_visit: float,
+    c_scale: float,
+    play_forced_hops: bool = True,
+    fpu_reduction: float = 0.0,
 ) -> np.ndarray:
     """The float64 ``SP_*`` record of the search settings."""
     p = np.zeros(SP_COUNT, np.float64)
     p[SP_ALGORITHM] = ALGO_PUCT if algorithm == "puct" else ALGO_GUMBEL
     p[SP_C_PUCT], p[SP_C_VISIT], p[SP_C_SCALE] = c_puct, c_visit, c_scale
     p[SP_FORCED] = 1.0 if play_forced_hops else 0.0
+    p[SP_FPU_REDUCTION] = fpu_reduction
     return p
 
 
@@ -238,11 +245,20 @@ def _completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, out_q):
 
 
 @njit(cache=True, _nrt=False)
-def _select_puct(nodes_i, nodes_f, edges_i, edges_f, t, node, c_puct):
+def _select_puct(nodes_i, nodes_f, edges_i, edges_f, t, node, c_puct, fpu_reduction):
+    """argmax of Q + c_puct * P * sqrt(N) / (1 + n); an unvisited child's Q is the node's own
+    network value, lowered by ``fpu_reduction * sqrt(prior mass already visited)`` (first-play
+    urgency: once good moves have been tried, an untried one is presumed a little worse)."""
     first = nodes_i[t, node, NI_FIRST_EDGE]
     side = nodes_i[t, node, NI_BOARD + 4]
     sqrt_n = np.sqrt(max(nodes_i[t, node, NI_VISITS], 1))
     fpu = nodes_f[t, node, NF_NET_VALUE]
+    if fpu_reduction > 0.0:
+        visited = 0.0
+        for e in range(nodes_i[t, node, NI_N_EDGES]):
+            if _child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD]) > 0:
+                visited += edges_f[t, first + e, EF_PRIOR]
+        fpu -= fpu_reduction * np.sqrt(visited)
     best = -1
     best_score = -1e300
     for e in range(nodes_i[t, node, NI_N_EDGES]):
@@ -317,7 +333,7 @@ def _select_edge(nodes_i, nodes_f, edges_i, edges_f, t, node, is_root, target, p
     """Index (within the node's edges) of the edge to follow; ``target`` is the root's
     sequential-halving visit count for this simulation (Gumbel)."""
     if params[SP_ALGORITHM] == ALGO_PUCT:
-        return _select_puct(nodes_i, nodes_f, edges_i, edges_f, t, node, params[SP_C_PUCT])
+        return _select_puct(nodes_i, nodes_f, edges_i, edges_f, t, node, params[SP_C_PUCT], params[SP_FPU_REDUCTION])
     max_visits = _completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, scratch_q)
     sigma_scale = (params[SP_C_VISIT] + max_visits) * params[SP_C_SCALE]
     if is_root:

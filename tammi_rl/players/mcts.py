@@ -27,7 +27,14 @@ from tammi_rl.mcts.search import BatchedSearch, MCTSResult, RootState
 from tammi_rl.nn.model import resolve_device
 from tammi_rl.nn.runtime import RUNTIMES, make_runtime, resolve_runtime
 from tammi_rl.nn.saved import load_network
-from tammi_rl.players.spec import PlayerSpecError, int_option, positive_option, reject_unknown, switch_option
+from tammi_rl.players.spec import (
+    PlayerSpecError,
+    int_option,
+    nonnegative_option,
+    positive_option,
+    reject_unknown,
+    switch_option,
+)
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move
@@ -132,6 +139,7 @@ SEARCH_OPTIONS = {
     "c_scale": "gumbel_c_scale",
     "max_actions": "gumbel_max_actions",
     "forced": "play_forced_hops",
+    "fpu": "fpu_reduction",
 }
 """Spec options that set a search constant: spec key -> `MCTSConfig` field."""
 
@@ -177,6 +185,8 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
                 search[field] = int_option(spec, key, options[key], 1)
             elif field == "play_forced_hops":
                 search[field] = switch_option(spec, key, options[key])
+            elif field == "fpu_reduction":
+                search[field] = nonnegative_option(spec, key, options[key])
             else:
                 search[field] = positive_option(spec, key, options[key])
     name = options.get("name") or (f"mcts:model={options['model']}" if "model" in options else None)

@@ -89,6 +89,17 @@ def positive_option(spec: str, key: str, value: str, most: float | None = None, 
     return number
 
 
+def nonnegative_option(spec: str, key: str, value: str) -> float:
+    """Option ``key`` of ``spec`` as a finite number >= 0."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise PlayerSpecError(f"player spec {spec!r}: {key} must be a number, got {value!r}") from None
+    if not 0 <= number < float("inf"):  # also rejects nan
+        raise PlayerSpecError(f"player spec {spec!r}: {key} must be a finite number >= 0, got {value!r}")
+    return number
+
+
 def float_option(spec: str, key: str, value: str) -> float:
     """Option ``key`` of ``spec`` as a positive number of seconds (at most `MAX_SECONDS`)."""
     return positive_option(spec, key, value, MAX_SECONDS, "a number of seconds")
