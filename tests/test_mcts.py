@@ -241,7 +241,8 @@ def test_forced_hops_are_played_through_without_the_network(algorithm, monkeypat
         assert res.action == search.codec.hop_action[0, rules.square("e3"), rules.square("d4")]
     # Without room for forced nodes the search falls back to evaluating them, and stays legal.
     monkeypatch.setattr("tammi_rl.mcts.search.FORCED_NODES_PER_SIMULATION", 0)
-    search = BatchedSearch(rules, MCTSConfig(algorithm=algorithm), max_trees=1, max_simulations=sims)
+    cfg = MCTSConfig(algorithm=algorithm, play_forced_hops=True)
+    search = BatchedSearch(rules, cfg, max_trees=1, max_simulations=sims)
     evaluator = counting(material_evaluator(search.codec.n_actions))
     res = search.run([root], evaluator, sims, explore=False, rng=np.random.default_rng(0))[0]
     one_edge, choice = node_kinds(search)

@@ -104,6 +104,33 @@ def test_a_checkpoint_plays_with_its_runs_eval_algorithm(tmp_path, russian):
         player(tmp_path / "broken.pt")
 
 
+
+def test_a_checkpoint_plays_forced_hops_through_unless_its_run_said_not(tmp_path, russian):
+    """eval.play_forced_hops is the agent's (default on, also for runs from before the key);
+    mcts.play_forced_hops is self-play's and does not reach the player."""
+    from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint
+
+    def planted(name: str, value: object) -> Path:
+        path = plant(tmp_path, name, "russian", russian)
+        ckpt = load_checkpoint(path)
+        assert ckpt["config"]["mcts"]["play_forced_hops"] is False  # self-play: off by default
+        if value is None:
+            del ckpt["config"]["eval"]["play_forced_hops"]  # a run from before the key existed
+        else:
+            ckpt["config"]["eval"]["play_forced_hops"] = value
+        save_checkpoint(path, ckpt)
+        return path
+
+    def forced(path: Path, spec: str = "") -> bool:
+        return parse_player_spec(f"mcts:checkpoint={path},sims=4{spec}", russian).cfg.play_forced_hops
+
+    assert forced(planted("on", True)) is True
+    assert forced(planted("older", None)) is True
+    assert forced(planted("off", False)) is False
+    assert forced(tmp_path / "off.pt", ",forced=on") is True  # the spec overrides
+    with pytest.raises((PlayerSpecError, CheckpointError), match=r"yes\.pt.*eval\.play_forced_hops must be true or false"):
+        forced(planted("yes", "yes"))
+
 def test_a_shipped_model_of_another_variant_is_refused(models, english):
     from tammi_rl.store.checkpoint import CheckpointError
 

@@ -113,10 +113,10 @@ class MCTSConfig:
         16, "Simulations per hop of a cheap search (playout cap, when playout_cap_fraction is below 1).", min=1
     )
     play_forced_hops: bool = setting(
-        True,
-        "Inside the tree, play a hop that has no alternative (the rest of a capture chain, the only "
+        False,
+        "In self-play trees, play a hop that has no alternative (the rest of a capture chain, the only "
         "legal capture) without a network call, so every simulation's evaluation lands on a position "
-        "with a real choice instead of one in the middle of an exchange.",
+        "with a real choice. The agent's own search outside self-play follows eval.play_forced_hops.",
     )
 
 
@@ -327,7 +327,17 @@ class EvalConfig:
         "targets are better at few simulations, PUCT plays stronger at many.",
         choices=SEARCH_ALGORITHMS,
     )
+    play_forced_hops: bool = setting(
+        True,
+        "The agent's search outside self-play (as eval.algorithm) plays hops that have no alternative "
+        "without a network call, so each of its simulations is spent on a position with a choice.",
+    )
     gating: GatingConfig = section(GatingConfig, "SPRT gating of the self-play network (off by default).")
+
+    def play_search(self, mcts: MCTSConfig) -> MCTSConfig:
+        """``mcts`` (the self-play search) with this section's play settings: the search the
+        trained agent uses in matches, `tammi-rl eval` and player specs."""
+        return dataclasses.replace(mcts, algorithm=self.algorithm, play_forced_hops=self.play_forced_hops)
 
 
 @dataclass
@@ -401,8 +411,8 @@ class Config:
 
     @property
     def play_search(self) -> MCTSConfig:
-        """The search settings the trained agent plays matches with: ``mcts`` with ``eval.algorithm``."""
-        return dataclasses.replace(self.mcts, algorithm=self.eval.algorithm)
+        """The search settings the trained agent plays matches with (`EvalConfig.play_search`)."""
+        return self.eval.play_search(self.mcts)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

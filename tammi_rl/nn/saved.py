@@ -24,7 +24,8 @@ class SavedNetwork:
     network: NetworkConfig
     mcts: MCTSConfig
     """The search settings the agent plays with: the run's ``mcts`` section (as saved in its
-    config) with its ``eval.algorithm`` (self-play may search otherwise)."""
+    config) with its ``eval`` play settings (`EvalConfig.play_search`; self-play may search
+    otherwise)."""
     checkpoint: dict[str, Any]
 
 
@@ -47,12 +48,17 @@ def load_network(checkpoint: str | Path, rules: Rules | None = None) -> SavedNet
     config = ckpt["config"] if isinstance(ckpt.get("config"), dict) else {}
     saved_mcts = config.get("mcts", {})
     saved_eval = config.get("eval", {})
-    play_algorithm = saved_eval.get("algorithm", EvalConfig().algorithm)  # older runs: today's default
+    defaults = EvalConfig()  # older runs, saved before a play setting existed: today's default
+    play_algorithm = saved_eval.get("algorithm", defaults.algorithm)
     if play_algorithm not in SEARCH_ALGORITHMS:
         raise CheckpointError(f"{path}: eval.algorithm {play_algorithm!r} is not one of {', '.join(SEARCH_ALGORITHMS)}")
+    play_forced_hops = saved_eval.get("play_forced_hops", defaults.play_forced_hops)
+    if not isinstance(play_forced_hops, bool):
+        raise CheckpointError(f"{path}: eval.play_forced_hops must be true or false, got {play_forced_hops!r}")
+    play = dataclasses.replace(defaults, algorithm=play_algorithm, play_forced_hops=play_forced_hops)
     try:
         network = NetworkConfig(**ckpt["network"])
-        mcts = dataclasses.replace(MCTSConfig(**saved_mcts), algorithm=play_algorithm)
+        mcts = play.play_search(MCTSConfig(**saved_mcts))
     except TypeError as exc:  # a checkpoint written by another tammi-rl version
         raise CheckpointError(f"{path}: network or search settings this tammi-rl does not know ({exc})") from None
     model = build_model(rules, network)

@@ -113,7 +113,7 @@ def load_agent(
     """An `MCTSPlayer` with the network of a checkpoint file or run directory.
 
     The search settings are the checkpoint's (its run's ``mcts`` section, searching with its
-    ``eval.algorithm``: PUCT unless the run said otherwise); ``algorithm`` and
+    ``eval`` play settings: PUCT and forced hops played through unless the run said otherwise); ``algorithm`` and
     ``search`` (`MCTSConfig` field -> value, e.g. ``{"c_puct": 2.5}``) replace some of them.
     """
     saved = load_network(checkpoint, rules)
