@@ -121,7 +121,7 @@ def search_params(
     c_puct: float,
     c_visit: float,
     c_scale: float,
-    play_forced_hops: bool = True,
+    play_forced_hops: bool = False,
     fpu_reduction: float = 0.0,
 ) -> np.ndarray:
     """The float64 ``SP_*`` record of the search settings."""
