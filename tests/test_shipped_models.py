@@ -68,7 +68,7 @@ def test_player_spec_sets_search_constants_over_the_checkpoints(models, russian)
     assert (tuned.cfg.gumbel_c_visit, tuned.cfg.gumbel_max_actions) == (20.0, 4)
     assert tuned.cfg.temperature == saved.temperature and saved.c_puct != 2.5  # the rest stays the checkpoint's
     assert tuned.search.params[1] == 2.5  # the compiled search reads the new constant
-    assert saved.play_forced_hops and saved.fpu_reduction == 0.0  # checkpoints from before the keys: defaults
+    assert not saved.play_forced_hops and saved.fpu_reduction == 0.0  # checkpoints from before the keys: defaults
     switched = parse_player_spec("mcts:model=russian,sims=8,forced=off,fpu=0.3", russian)
     assert (switched.cfg.play_forced_hops, switched.cfg.fpu_reduction) == (False, 0.3)
     assert (switched.search.params[tr.SP_FORCED], switched.search.params[tr.SP_FPU_REDUCTION]) == (0.0, 0.3)
@@ -105,15 +105,15 @@ def test_a_checkpoint_plays_with_its_runs_eval_algorithm(tmp_path, russian):
 
 
 
-def test_a_checkpoint_plays_forced_hops_through_unless_its_run_said_not(tmp_path, russian):
-    """eval.play_forced_hops is the agent's (default on, also for runs from before the key);
+def test_a_checkpoint_plays_forced_hops_through_when_its_run_says_so(tmp_path, russian):
+    """eval.play_forced_hops is the agent's (default off, also for runs from before the key);
     mcts.play_forced_hops is self-play's and does not reach the player."""
     from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint
 
     def planted(name: str, value: object) -> Path:
         path = plant(tmp_path, name, "russian", russian)
         ckpt = load_checkpoint(path)
-        assert ckpt["config"]["mcts"]["play_forced_hops"] is False  # self-play: off by default
+        ckpt["config"]["mcts"]["play_forced_hops"] = value is not True  # self-play's own, never the player's
         if value is None:
             del ckpt["config"]["eval"]["play_forced_hops"]  # a run from before the key existed
         else:
@@ -125,9 +125,10 @@ def test_a_checkpoint_plays_forced_hops_through_unless_its_run_said_not(tmp_path
         return parse_player_spec(f"mcts:checkpoint={path},sims=4{spec}", russian).cfg.play_forced_hops
 
     assert forced(planted("on", True)) is True
-    assert forced(planted("older", None)) is True
+    assert forced(planted("older", None)) is False
     assert forced(planted("off", False)) is False
     assert forced(tmp_path / "off.pt", ",forced=on") is True  # the spec overrides
+    assert forced(tmp_path / "on.pt", ",forced=off") is False
     with pytest.raises((PlayerSpecError, CheckpointError), match=r"yes\.pt.*eval\.play_forced_hops must be true or false"):
         forced(planted("yes", "yes"))
 

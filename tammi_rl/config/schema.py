@@ -328,7 +328,7 @@ class EvalConfig:
         choices=SEARCH_ALGORITHMS,
     )
     play_forced_hops: bool = setting(
-        True,
+        False,
         "The agent's search outside self-play (as eval.algorithm) plays hops that have no alternative "
         "without a network call, so each of its simulations is spent on a position with a choice.",
     )
