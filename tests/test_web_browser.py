@@ -101,10 +101,15 @@ def _wait(driver: WebDriver, condition: Callable[[WebDriver], Any], what: str) -
 
 
 def _board(driver: WebDriver) -> Board:
-    """The board element's state, read in one script call."""
+    """The board element's state, read in one script call (an empty, busy board while a
+    navigation has not yet run the page's script)."""
     return driver.execute_script(
         """
         const b = document.getElementById("board");
+        if (!b || typeof page === "undefined") {
+            return {version: 0, busy: "1", turn: "", plies: 0, chain: 0, over: "0", id: null,
+                    squares: [], movable: [], targets: [], rows: [], error: ""};
+        }
         return {version: Number(b.dataset.version), busy: b.dataset.busy, turn: b.dataset.turn,
                 plies: Number(b.dataset.plies), chain: Number(b.dataset.chain), over: b.dataset.over,
                 id: page.game ? page.game.id : null,
