@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -133,15 +134,20 @@ def load_agent(
     )
 
 
-SEARCH_OPTIONS = {
-    "c_puct": "c_puct",
-    "c_visit": "gumbel_c_visit",
-    "c_scale": "gumbel_c_scale",
-    "max_actions": "gumbel_max_actions",
-    "forced": "play_forced_hops",
-    "fpu": "fpu_reduction",
+def _at_least_one(spec: str, key: str, value: str) -> int:
+    return int_option(spec, key, value, 1)
+
+
+SEARCH_OPTIONS: dict[str, tuple[str, Callable[[str, str, str], Any]]] = {
+    "c_puct": ("c_puct", positive_option),
+    "c_visit": ("gumbel_c_visit", positive_option),
+    "c_scale": ("gumbel_c_scale", positive_option),
+    "max_actions": ("gumbel_max_actions", _at_least_one),
+    "forced": ("play_forced_hops", switch_option),
+    "fpu": ("fpu_reduction", nonnegative_option),
 }
-"""Spec options that set a search constant: spec key -> `MCTSConfig` field."""
+"""Spec options that set a search constant: spec key -> (`MCTSConfig` field, parser of the
+value, called as ``parser(spec, key, value)``)."""
 
 
 def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPlayer:
@@ -178,16 +184,8 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
         resolve_runtime(runtime, resolve_device(device))
     except ValueError as exc:  # e.g. runtime=onnx with device=cuda
         raise PlayerSpecError(f"player spec {spec!r}: {exc}") from None
-    search: dict[str, Any] = {}
-    for key, field in SEARCH_OPTIONS.items():
-        if key in options:
-            if field == "gumbel_max_actions":
-                search[field] = int_option(spec, key, options[key], 1)
-            elif field == "play_forced_hops":
-                search[field] = switch_option(spec, key, options[key])
-            elif field == "fpu_reduction":
-                search[field] = nonnegative_option(spec, key, options[key])
-            else:
-                search[field] = positive_option(spec, key, options[key])
+    search: dict[str, Any] = {
+        field: parse(spec, key, options[key]) for key, (field, parse) in SEARCH_OPTIONS.items() if key in options
+    }
     name = options.get("name") or (f"mcts:model={options['model']}" if "model" in options else None)
     return load_agent(rules, checkpoint, sims, device, algorithm, name, runtime, threads, search)
