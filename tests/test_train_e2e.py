@@ -58,6 +58,8 @@ def test_smoke_train_checkpoint_resume_eval(tmp_path):
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("[smoke] iter 1/2") and "pos/s" in lines[0] and "loss" in lines[0]
     assert "eval d1" in lines[1]
+    assert " run " in lines[0] and " eta " in lines[0]  # the run's wall time, and what is left
+    assert " run " in lines[1] and " eta " not in lines[1]  # nothing is left after the last
     for rel in ("config.yaml", "checkpoints/latest.pt", "checkpoints/ckpt_000002.pt",
                 "games/iter_000002.pdn"):
         assert (run / rel).is_file(), rel
@@ -69,6 +71,8 @@ def test_smoke_train_checkpoint_resume_eval(tmp_path):
     ckpt = load_checkpoint(run / "checkpoints" / "latest.pt", variant="russian")
     assert ckpt["counters"]["iteration"] == 2 and ckpt["learner"]["step"] == summary.learner_step
     assert set(ckpt["counters"]["eval_scores"]) == {1}
+    first_seconds = ckpt["counters"]["seconds"]
+    assert first_seconds == summary.counters.seconds > 0
     assert len(list((run / "replay").glob("chunk_*.npz"))) == 2  # one chunk per checkpoint
     assert ReplayBuffer.load_chunks(run / "replay", 5000).total_added == ckpt["counters"]["replay_total_added"]
 
@@ -82,7 +86,10 @@ def test_smoke_train_checkpoint_resume_eval(tmp_path):
     assert_paced(summary.counters, summary.learner_step)
     assert load_config(run / "config.yaml").train.iterations == 3
     assert scalar_steps(run / "tb", "loss/total") == [1, 2, 3]
-    assert scalar_steps(run / "tb", "eval/score_vs_ab_d1") == [2]
+    assert scalar_steps(run / "tb", "eval/score_vs_ab_d1") == [2, 3]  # every 2, and after the last
+    assert summary.counters.seconds > first_seconds  # the resume carries the first session's time on
+    hours = scalar_values(run / "tb", "train/wall_hours")
+    assert len(hours) == 3 and hours == sorted(hours) and hours[-1] * 3600 == pytest.approx(summary.counters.seconds)
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["ckpt_000002.pt", "ckpt_000003.pt",
                                                                        "latest.pt"]  # keep: 2
 

@@ -311,7 +311,12 @@ class GatingConfig:
 class EvalConfig:
     """Matches of the learner's network against alpha-beta during training (and optional gating)."""
 
-    every: int = setting(5, "Evaluate against alpha-beta every this many iterations (0 disables).", min=0)
+    every: int = setting(
+        5,
+        "Evaluate against alpha-beta every this many iterations and after the last one, so the curve "
+        "ends at the final network (0 disables).",
+        min=0,
+    )
     games: int = setting(20, "Games per alpha-beta depth, colours alternating, from the shipped openings.", min=1)
     alphabeta_depths: list[int] = setting(
         doc="Alpha-beta search depths to play, one match each, 0 meaning the random player; the first "

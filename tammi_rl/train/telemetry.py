@@ -17,6 +17,9 @@ Tags written (TensorBoard, one point per iteration):
 - ``time/learner``, ``time/receive``, ``time/wait``, ``time/eval``, ``time/checkpoint``:
   shares of the trainer's wall time (learning; reading workers' messages; waiting for
   games; evaluation; checkpoints).
+
+`RunClock` keeps the run's own wall time across its sessions (a resumed run carries the
+seconds of the sessions before it in its checkpoint) and estimates what is left.
 """
 
 from __future__ import annotations
@@ -81,6 +84,48 @@ class IterationMeter:
 
     def mean_batch(self) -> float:
         return self.nn_positions / self.nn_calls if self.nn_calls else 0.0
+
+
+@dataclass
+class RunClock:
+    """A run's wall time over all its sessions, and the time its remaining iterations need.
+
+    The gaps between a stop and a resume are not counted. The estimate uses this session's
+    pace only, since a resumed run may be on another machine.
+    """
+
+    before: float = 0.0
+    """Seconds the run trained in earlier sessions (from its checkpoint's counters)."""
+    first_iteration: int = 0
+    """Iterations already completed when this session started."""
+    start: float = field(default_factory=time.perf_counter)
+
+    def session(self, now: float | None = None) -> float:
+        return (time.perf_counter() if now is None else now) - self.start
+
+    def total(self, now: float | None = None) -> float:
+        """Seconds trained so far, earlier sessions included."""
+        return self.before + self.session(now)
+
+    def remaining(self, done: int, target: int, now: float | None = None) -> float | None:
+        """Seconds to reach iteration ``target`` from ``done`` at this session's mean pace
+        (None before this session has completed an iteration)."""
+        played = done - self.first_iteration
+        if played <= 0:
+            return None
+        return self.session(now) / played * max(0, target - done)
+
+
+def format_duration(seconds: float) -> str:
+    """A duration as a person reads it: ``42s``, ``7m05s``, ``1h09m``."""
+    total = max(0, round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
 
 
 def status_parts(values: dict[str, float], mean_batch: float) -> list[str]:

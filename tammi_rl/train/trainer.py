@@ -15,7 +15,7 @@ Two loops share everything but the schedule:
   games, then the learner takes the steps owed, then the weights are published. Exactly
   reproducible: a resumed run plays the same games as an uninterrupted one.
 
-Every ``eval.every`` iterations the network plays alpha-beta; everything is logged to
+Every ``eval.every`` iterations, and after the last, the network plays alpha-beta; everything is logged to
 TensorBoard (`tammi_rl.train.telemetry` for throughput and time shares) and a status line
 is printed; every ``checkpoint.every`` iterations (and after the last, and on Ctrl-C in the
 asynchronous loop) the replay snapshot, the checkpoint and sample games are written.
@@ -57,7 +57,7 @@ from tammi_rl.train.learner import Learner
 from tammi_rl.train.logging import RunLogger
 from tammi_rl.train.pacing import ReplayRatio
 from tammi_rl.train.replay import ReplayBuffer, ReplayError
-from tammi_rl.train.telemetry import IterationMeter, status_parts
+from tammi_rl.train.telemetry import IterationMeter, RunClock, format_duration, status_parts
 
 PDN_GAMES_PER_CHECKPOINT = 16
 
@@ -124,6 +124,10 @@ class Counters:
     replay_total_added: int = 0
     eval_scores: dict[int, float] = field(default_factory=dict)
     """The last evaluation's score per alpha-beta depth."""
+    seconds: float = field(default=0.0, compare=False)
+    """Wall-clock seconds the run has trained, summed over its sessions (a run from before
+    this counter starts it at its first resume). Not part of equality: two runs in the same
+    state took different times to get there."""
 
 
 @dataclass
@@ -169,6 +173,7 @@ def _status(
     buffer: int,
     seconds: float,
     evaluated: bool,
+    clock: RunClock,
 ) -> str:
     parts = [
         f"[{cfg.run_name}] iter {c.iteration}/{cfg.train.iterations}",
@@ -184,6 +189,10 @@ def _status(
         mark = "" if evaluated else " (last)"
         parts.append("eval " + " ".join(f"d{d} {s:.2f}" for d, s in c.eval_scores.items()) + mark)
     parts.append(f"{seconds:.1f}s")
+    parts.append(f"run {format_duration(c.seconds)}")
+    left = clock.remaining(c.iteration, cfg.train.iterations)
+    if left is not None and c.iteration < cfg.train.iterations:
+        parts.append(f"eta {format_duration(left)}")
     return "  ".join(parts)
 
 
@@ -198,6 +207,8 @@ class Trainer:
         out: TextIO | None = None,
         pool_factory: PoolFactory | None = None,
     ) -> None:
+        self.clock = RunClock()
+        """The run's wall time; a resume carries the seconds of its earlier sessions."""
         self.cfg = cfg
         self.out = out or sys.stdout
         self.run = open_run(resume_dir) if resume_dir is not None else RunDir.for_config(cfg)
@@ -257,6 +268,7 @@ class Trainer:
         counters = dict(ckpt["counters"])
         counters["eval_scores"] = {int(k): float(v) for k, v in counters.get("eval_scores", {}).items()}
         self.counters = Counters(**counters)
+        self.clock.before, self.clock.first_iteration = self.counters.seconds, self.counters.iteration
         saved_worker = ckpt.get("worker") or {}
         if self.worker is not None:
             if "rng" not in saved_worker:  # an asynchronous run's checkpoint: new games, from a new seed
@@ -487,7 +499,7 @@ class Trainer:
     ) -> dict[str, float]:
         """Evaluate, log, checkpoint and print the status line for the iteration just played."""
         cfg, c = self.cfg, self.counters
-        evaluated = bool(cfg.eval.every) and it % cfg.eval.every == 0
+        evaluated = bool(cfg.eval.every) and (it % cfg.eval.every == 0 or it == cfg.train.iterations)
         if evaluated:
             with meter.timing("eval"):
                 c.eval_scores = self.evaluate(it)
@@ -495,6 +507,7 @@ class Trainer:
             if self.eval_elo is not None:
                 logger.scalars({"eval/elo": self.eval_elo, "eval/elo_error": self.eval_elo_error}, it)
         c.iteration = it
+        c.seconds = self.clock.total()
         if it % cfg.checkpoint.every == 0 or it == cfg.train.iterations:
             with meter.timing("checkpoint"):
                 self.checkpoint(it, games, logger)
@@ -510,11 +523,13 @@ class Trainer:
                 "replay/size": len(self.replay),
                 "selfplay/total_games": c.games,
                 "selfplay/worker_restarts": c.worker_restarts,
+                "train/wall_hours": c.seconds / 3600,
             },
             it,
         )
         logger.flush()
-        self._say(_status(cfg, c, telemetry, meter.mean_batch(), metrics, len(self.replay), meter.wall(), evaluated))
+        batch = meter.mean_batch()
+        self._say(_status(cfg, c, telemetry, batch, metrics, len(self.replay), meter.wall(), evaluated, self.clock))
         return metrics
 
     def _send_weights(self, weights: dict) -> None:
