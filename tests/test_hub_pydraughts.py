@@ -21,6 +21,8 @@ import contextlib
 import logging
 import os
 import random
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,7 +41,11 @@ from tammi_rl.rules.game import Game  # noqa: E402
 
 GAMES = 10
 MAX_PLIES = 400
-COMMAND = [sys.executable, "-m", "tammi_rl.cli", "hub", "--player", "alphabeta:depth=2"]
+COMMAND = [shutil.which("env") or "/usr/bin/env", shlex.quote(sys.executable), "-m", "tammi_rl.cli", "hub",
+           "--player", "alphabeta:depth=2"]
+"""Started through ``env``: pydraughts resolves the first word with ``os.path.realpath`` and
+joins the rest for a shell, so a virtual environment's ``python`` (a link to the base
+interpreter) would lose its environment if it came first."""
 CASES = {  # tammi-rl variant: (pydraughts variant, Hub variant name, level per engine move, games)
     "russian": ("russian", "russian", {"depth": 2}, GAMES),
     "international": ("standard", "normal", {"movetime": 0.02}, GAMES),
