@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import tarfile
@@ -126,6 +127,9 @@ def build(tmp_path_factory) -> dict:
     python = venv / "bin" / "python"
     purelib = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=base)
     (Path(purelib.strip()) / "sitecustomize.py").write_text(DROP_EDITABLE_FINDER)
+    if sys.prefix != sys.base_prefix:  # tests in a venv: the nested one would borrow the base's packages, not these
+        outer = [p for p in site.getsitepackages() if Path(p).resolve().is_relative_to(Path(sys.prefix).resolve())]
+        (Path(purelib.strip()) / "borrowed_env.pth").write_text("".join(f"{p}\n" for p in outer))
     _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
           "--no-index", "--ignore-installed", wheel], cwd=base)
 
