@@ -25,7 +25,7 @@ from tammi_rl.distributed.weights import WeightBoard
 from tammi_rl.store.checkpoint import load_checkpoint
 from tammi_rl.train.pacing import ReplayRatio
 from tammi_rl.train.replay import ReplayBuffer
-from tammi_rl.train.trainer import resume_config, train, worker_count
+from tammi_rl.train.trainer import Trainer, resume_config, train, worker_count
 
 from processes_util import wait_dead
 
@@ -166,6 +166,27 @@ def test_async_smoke_trains_checkpoints_and_resumes(tmp_path):
     summary = train(resume_config(run, ["train.iterations=3"]), resume_dir=run, out=out)
     assert summary.counters.iteration == 3 and summary.counters.games >= c.games + 4
     assert scalar_steps(run / "tb", "replay/size") == [1, 2, 3]
+
+
+def test_async_run_ends_on_its_hours_budget(tmp_path, monkeypatch):
+    """Under ``train.hours`` the pool's run ends like the in-process one: each iteration here
+    takes 1,000 s more (the clock is wound on) under a 2,500 s budget, so the second is the
+    last (a third would overrun), with what the learner still owed trained and a checkpoint."""
+    original = Trainer._async_iteration
+
+    def slow_iteration(self, it, logger, restarts0):
+        self.clock.start -= 1000.0
+        return original(self, it, logger, restarts0)
+
+    monkeypatch.setattr(Trainer, "_async_iteration", slow_iteration)
+    out = io.StringIO()
+    summary = train(smoke(tmp_path, "eval.every=0", "train.iterations=10", f"train.hours={2500 / 3600}"), out=out)
+    c = summary.counters
+    assert c.iteration == 2 and c.budget_spent and 2000 < c.seconds < 2500
+    assert "budget ends the run after iteration 2 of at most 10" in out.getvalue()
+    assert 0 <= c.positions - c.samples_trained < 32  # replay ratio 1: nothing owed is left untrained
+    ckpt = load_checkpoint(summary.run_dir / "checkpoints" / "latest.pt")
+    assert ckpt["counters"]["iteration"] == 2 and ckpt["counters"]["budget_spent"]
 
 
 def test_a_worker_killed_mid_run_is_replaced(tmp_path):

@@ -1,11 +1,14 @@
-"""Inference runtimes: ONNX Runtime and torch give the same policy and value; export works."""
+"""Inference runtimes: ONNX Runtime and torch give the same policy and value, the 8-bit
+runtime stays close to them on real positions; export works."""
 
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 
+import gymnasium
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -15,7 +18,9 @@ import torch
 from tammi_rl.config import NetworkConfig, load_config
 from tammi_rl.env.observation import N_PLANES
 from tammi_rl.nn.model import build_model
-from tammi_rl.nn.runtime import OnnxRuntime, TorchRuntime, make_runtime, resolve_runtime
+from tammi_rl.nn.runtime import OnnxInt8Runtime, OnnxRuntime, TorchRuntime, make_runtime, resolve_runtime
+from tammi_rl.nn.saved import load_network
+from tammi_rl.store.shipped import shipped_model
 from tammi_rl.players import PlayerSpecError, parse_player_spec
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
@@ -74,8 +79,10 @@ def test_runtime_choice() -> None:
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     assert resolve_runtime("auto", cpu) == "onnx" and resolve_runtime("auto", cuda) == "torch"
     assert resolve_runtime("torch", cpu) == "torch"
-    with pytest.raises(ValueError, match="CPU only"):
-        resolve_runtime("onnx", cuda)
+    assert resolve_runtime("onnx-int8", cpu) == "onnx-int8"
+    for name in ("onnx", "onnx-int8"):
+        with pytest.raises(ValueError, match=f"the {name} runtime runs on the CPU only"):
+            resolve_runtime(name, cuda)
     with pytest.raises(ValueError, match="unknown inference runtime"):
         resolve_runtime("tensorrt", cpu)
     assert load_config(None).runtime == "auto"
@@ -138,3 +145,95 @@ def test_export_writes_onnx_with_metadata(tmp_path) -> None:
         timeout=300,
     )
     assert bad.returncode == 2 and "no checkpoint there" in bad.stderr
+
+
+def played_positions(rules: Rules, games: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Observations [N, C, H, W] and legal-action masks [N, A] of every hop of ``games``
+    games (at most 120 hops each) played with uniformly random legal hops in the env."""
+    rng = np.random.default_rng(seed)
+    env = gymnasium.make(rules.variant.gym_id)
+    planes, masks = [], []
+    for game in range(games):
+        obs, info = env.reset(seed=seed + game)
+        for _ in range(120):
+            planes.append(obs)
+            masks.append(info["action_mask"].astype(bool))
+            obs, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(masks[-1]))))
+            if terminated or truncated:
+                break
+    return np.stack(planes).astype(np.float32), np.stack(masks)
+
+
+def masked_policy(logits: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    logits = np.where(masks, logits, -np.inf)
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def test_int8_stays_close_to_float_on_the_shipped_model() -> None:
+    """The 8-bit runtime, calibrated on real positions, picks the float network's top move
+    almost everywhere and moves policy and value by little."""
+    saved = load_network(shipped_model("russian"))
+    planes, masks = played_positions(saved.rules, games=12, seed=4)
+    calibration, held_out = planes[:256], slice(256, None)
+    assert len(planes) > 600
+    float_runtime = make_runtime(saved.model, torch.device("cpu"), "onnx", threads=1)
+    int8 = make_runtime(saved.model, torch.device("cpu"), "onnx-int8", threads=1)
+    assert isinstance(int8, OnnxInt8Runtime)
+    int8.evaluate(calibration)
+    ref_logits, ref_values = float_runtime.evaluate(planes[held_out])
+    logits, values = int8.evaluate(planes[held_out])
+    ref_policy, policy = masked_policy(ref_logits, masks[held_out]), masked_policy(logits, masks[held_out])
+    same_top = (ref_policy.argmax(axis=1) == policy.argmax(axis=1)).mean()
+    total_variation = 0.5 * np.abs(ref_policy - policy).sum(axis=1)
+    assert same_top > 0.9, same_top
+    assert total_variation.mean() < 0.05, total_variation.mean()
+    assert np.abs(values - ref_values).mean() < 0.05 and np.abs(values).max() <= 1.0
+    assert np.abs(logits - ref_logits).max() > TOLERANCE  # it is quantized, not the float network
+
+
+def test_int8_quantizes_a_fresh_network() -> None:
+    """A fresh network's convolutions share one exported zero bias (the quantizer rewrites
+    each bias in place); the runtime gives each its own and matches the float network."""
+    rules = Rules.for_variant("english")
+    torch.manual_seed(0)
+    model = build_model(rules, NetworkConfig(blocks=2, channels=16, value_hidden=16)).eval()
+    obs = random_planes(rules, 32, seed=2)
+    ref_logits, ref_values = TorchRuntime(model, torch.device("cpu")).evaluate(obs)
+    logits, values = make_runtime(model, torch.device("cpu"), "onnx-int8", threads=1).evaluate(obs)
+    assert logits.shape == ref_logits.shape and values.shape == (32,)
+    assert np.abs(values - ref_values).max() < 0.05
+    assert np.corrcoef(logits.ravel(), ref_logits.ravel())[0, 1] > 0.95
+
+
+def test_int8_calibrates_after_each_update_and_once_the_store_fills() -> None:
+    rules = Rules.for_variant("russian")
+    cfg = NetworkConfig(blocks=1, channels=8, value_hidden=8)
+    first, second = trained_looking_model(rules, cfg, 1), trained_looking_model(rules, cfg, 2)
+    runtime = OnnxInt8Runtime(first, (N_PLANES, 8, 8), threads=1, calibration_size=10)
+    obs = random_planes(rules, 4, seed=3)
+    runtime.evaluate(obs)
+    assert runtime._calibrated_on == 4  # the first batch, as a batch-1 player's first move would be
+    session = runtime._session
+    runtime.evaluate(obs)
+    assert runtime._session is session  # 8 of 10 seen: keep the ranges
+    runtime.evaluate(obs)
+    assert runtime._calibrated_on == 10 and runtime._session is not session  # the store filled
+    session = runtime._session
+    runtime.evaluate(obs)
+    assert runtime._session is session  # once only
+    before, _ = runtime.evaluate(obs)
+    runtime.update(second)
+    after, _ = runtime.evaluate(obs)
+    expected, _ = TorchRuntime(second, torch.device("cpu")).evaluate(obs)
+    assert np.abs(after - before).max() > 1e-2 and np.abs(after - expected).max() < np.abs(before - expected).max()
+    with pytest.raises(ValueError, match="calibration_size must be at least 1"):
+        OnnxInt8Runtime(first, (N_PLANES, 8, 8), calibration_size=0)
+
+
+def test_int8_quantizer_leaves_the_root_logger_alone() -> None:
+    handlers = list(logging.root.handlers)
+    rules = Rules.for_variant("russian")
+    model = trained_looking_model(rules, NetworkConfig(blocks=1, channels=8, value_hidden=8), 3)
+    make_runtime(model, torch.device("cpu"), "onnx-int8", threads=1).evaluate(random_planes(rules, 2, seed=1))
+    assert logging.root.handlers == handlers and logging.root.manager.disable == logging.NOTSET

@@ -15,7 +15,7 @@ from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint
 from tammi_rl.config import load_config
 from tammi_rl.train.replay import ReplayBuffer
 from tammi_rl.store.rundir import RunDirError
-from tammi_rl.train.trainer import resume_config, train
+from tammi_rl.train.trainer import Trainer, resume_config, train
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / "configs" / "smoke.yaml"
@@ -212,3 +212,45 @@ def test_lr_schedule_follows_the_iterations(tmp_path):
     assert lrs[0] == pytest.approx(1e-3 * 0.5 * (1 + math.cos(math.pi * 1 / 4)), rel=1e-6)
     assert lrs[-1] == pytest.approx(0.0, abs=1e-12)  # the last iteration trains at the end of the schedule
     assert all(a > b for a, b in zip(lrs, lrs[1:]))
+
+
+def test_hours_budget_ends_the_run_and_drives_the_schedule(tmp_path, monkeypatch):
+    """``train.hours``: every iteration here takes 1,000 s more (the run's clock is wound on) under
+    a 3,500 s budget, so the run ends after iteration 3 of at most 10 (a fourth would overrun),
+    with the cosine schedule following the time spent; a resume continues only when the
+    budget is raised."""
+    original = Trainer.iteration
+
+    def slow_iteration(self, it, logger):
+        self.clock.start -= 1000.0
+        return original(self, it, logger)
+
+    monkeypatch.setattr(Trainer, "iteration", slow_iteration)
+    run = tmp_path / "runs" / "smoke"
+    out = io.StringIO()
+    overrides = ["eval.every=0", "train.lr_schedule=cosine", "train.iterations=10", f"train.hours={3500 / 3600}"]
+    summary = train(smoke(tmp_path, *overrides), out=out)
+    c = summary.counters
+    assert c.iteration == 3 and c.budget_spent and 3000 < c.seconds < 3500
+    assert "the 0.972222 h budget ends the run after iteration 3 of at most 10" in out.getvalue()
+    assert " eta " in out.getvalue().splitlines()[0] and " eta " not in out.getvalue().splitlines()[2]
+    lrs = scalar_values(run / "tb", "train/lr")
+    def cosine(seconds: float) -> float:
+        return 1e-3 * 0.5 * (1 + math.cos(math.pi * seconds / 3500))
+
+    for lr, wound in zip(lrs, (1000, 2000)):  # time is further along than 1/10, 2/10 (real time adds < 60 s)
+        assert cosine(wound + 60) <= lr <= cosine(wound)
+    assert lrs[2] < lrs[1]
+    ckpt = load_checkpoint(run / "checkpoints" / "latest.pt", variant="russian")
+    assert ckpt["counters"]["iteration"] == 3 and ckpt["counters"]["budget_spent"]
+
+    out = io.StringIO()
+    again = train(resume_config(run, ["train.iterations=20"]), resume_dir=run, out=out)
+    assert again.counters.iteration == 3
+    assert "budget of 0.972222 h ended the run after iteration 3" in out.getvalue()
+
+    resumed = train(resume_config(run, [f"train.hours={5500 / 3600}"]), resume_dir=run, out=io.StringIO())
+    assert resumed.counters.iteration == 5 and resumed.counters.budget_spent  # 4,000 s, then 5,000 s: no room for 6,000
+
+    unlimited = train(resume_config(run, ["train.hours=0", "train.iterations=6"]), resume_dir=run, out=io.StringIO())
+    assert unlimited.counters.iteration == 6 and not unlimited.counters.budget_spent

@@ -1,11 +1,13 @@
 """Forward time of the network per inference runtime and batch size (one thread, CPU).
 
     python -m tammi_rl.benchmarks.bench_runtime --net 3x32 --batches 1 8 32 64 256
+    python -m tammi_rl.benchmarks.bench_runtime --model russian --batches 1 32
 
-Prints milliseconds per forward pass for torch eager mode, a frozen TorchScript graph
-and ONNX Runtime, the ratio of each to torch eager, and the largest difference of their
-outputs from torch's (the parity the tests require). The runtimes alternate within each
-batch size, so a load change on the machine hits them alike.
+Prints milliseconds per forward pass for torch eager mode, a frozen TorchScript graph,
+ONNX Runtime and 8-bit ONNX Runtime (calibrated on the batch it times), the ratio of each
+to torch eager, and the largest difference of their outputs from torch's (the parity the
+tests require of the float runtimes; the 8-bit one is only close). The runtimes
+alternate within each batch size, so a load change on the machine hits them alike.
 
 ``--player-sims N`` (default 800, 0 to skip) then times the MCTS player's whole move
 (``N`` simulations per searched hop, one tree: the network at batch 1) with each of the
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -25,10 +28,12 @@ import torch
 from tammi_rl.config import NetworkConfig
 from tammi_rl.env.observation import N_PLANES
 from tammi_rl.nn.model import build_model, wdl_to_value
-from tammi_rl.nn.runtime import OnnxRuntime, TorchRuntime
+from tammi_rl.nn.runtime import OnnxInt8Runtime, OnnxRuntime, TorchRuntime
+from tammi_rl.nn.saved import load_network
 from tammi_rl.players.mcts import MCTSPlayer
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
+from tammi_rl.store.shipped import shipped_model
 
 Forward = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -62,16 +67,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", default="russian")
     parser.add_argument("--net", default="3x32", help="BLOCKSxCHANNELS")
+    parser.add_argument("--model", help="time this checkpoint or shipped model (e.g. russian) instead of a fresh --net")
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 8, 32, 64, 256])
     parser.add_argument("--seconds", type=float, default=1.0, help="timing per runtime and batch")
     parser.add_argument("--player-sims", type=int, default=800, help="MCTS player simulations (0: skip)")
     parser.add_argument("--player-moves", type=int, default=8, help="moves timed per runtime")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    rules = Rules.for_variant(args.variant)
-    blocks, channels = (int(x) for x in args.net.split("x"))
-    torch.manual_seed(0)
-    model = build_model(rules, NetworkConfig(blocks=blocks, channels=channels)).eval()
+    if args.model:
+        saved = load_network(args.model if Path(args.model).exists() else shipped_model(args.model))
+        rules, model = saved.rules, saved.model.eval()
+        args.variant, args.net = rules.variant.name, f"{saved.network.blocks}x{saved.network.channels}"
+    else:
+        rules = Rules.for_variant(args.variant)
+        blocks, channels = (int(x) for x in args.net.split("x"))
+        torch.manual_seed(0)
+        model = build_model(rules, NetworkConfig(blocks=blocks, channels=channels)).eval()
     size = rules.geometry.size
     rng = np.random.default_rng(0)
     example = torch.zeros((1, N_PLANES, size, size))
@@ -81,10 +92,12 @@ def main() -> None:
         "onnx": OnnxRuntime(model, (N_PLANES, size, size), threads=1).evaluate,
     }
     print(f"{args.variant} {args.net}, one thread: ms per forward (ratio to torch eager; max |diff| of outputs)")
-    print(f"{'batch':>6} " + " ".join(f"{name:>24}" for name in runtimes))
+    print(f"{'batch':>6} " + " ".join(f"{name:>24}" for name in [*runtimes, "onnx-int8"]))
     for batch in args.batches:
         obs = (rng.random((batch, N_PLANES, size, size)) < 0.3).astype(np.float32)
         ref_logits, ref_values = runtimes["torch"](obs)
+        int8 = OnnxInt8Runtime(model, (N_PLANES, size, size), threads=1, calibration_size=batch)
+        runtimes["onnx-int8"] = int8.evaluate
         cells = []
         base = 0.0
         for forward in runtimes.values():
@@ -101,7 +114,9 @@ def main() -> None:
 def time_player(rules: Rules, model: torch.nn.Module, simulations: int, moves: int) -> None:
     """Median seconds per move of the MCTS player per runtime, over the first ``moves`` positions
     of one game (played by the torch player; every runtime searches the same positions)."""
-    players = {name: MCTSPlayer(rules, model, simulations, runtime=name, seed=0) for name in ("torch", "onnx")}
+    players = {
+        name: MCTSPlayer(rules, model, simulations, runtime=name, seed=0) for name in ("torch", "onnx", "onnx-int8")
+    }
     game = Game(rules)
     times: dict[str, list[float]] = {name: [] for name in players}
     for _ in range(moves):

@@ -199,6 +199,16 @@ class TrainConfig:
         "time selfplay.games_per_iteration more games have finished.",
         min=1,
     )
+    hours: float = setting(
+        0.0,
+        "Wall-clock budget of the whole run in hours, resumed sessions included (0: none). With a "
+        "budget the run ends after the iteration that leaves too little time for one more and the "
+        "final evaluation, train.iterations is only a cap, and the lr schedule follows whichever of "
+        "iterations and time is further along. Sizes a run to the machine it runs on; the games it "
+        "plays then depend on that machine's speed, so such a run is not exactly reproducible.",
+        min=0.0,
+        max=1e4,
+    )
     batch_size: int = setting(256, "Samples per learning step.", min=1)
     replay_ratio: float = setting(
         4.0,
@@ -220,7 +230,8 @@ class TrainConfig:
     lr_schedule: str = setting(
         "cosine",
         '"cosine": the learning rate falls from train.lr to 0 as the run goes from its first to its '
-        'last game (iterations x selfplay.games_per_iteration); "constant": it stays at train.lr.',
+        'last game (iterations x selfplay.games_per_iteration), or through its train.hours budget when '
+        'that is further along; "constant": it stays at train.lr.',
         choices=("cosine", "constant"),
     )
     weight_decay: float = setting(

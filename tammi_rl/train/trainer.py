@@ -15,7 +15,9 @@ Two loops share everything but the schedule:
   games, then the learner takes the steps owed, then the weights are published. Exactly
   reproducible: a resumed run plays the same games as an uninterrupted one.
 
-Every ``eval.every`` iterations, and after the last, the network plays alpha-beta; everything is logged to
+The run ends after ``train.iterations``, or earlier under a ``train.hours`` budget: after the
+iteration that leaves too little time for one more at this session's pace and the final
+evaluation (`Trainer.budget_spent`). Every ``eval.every`` iterations, and after the last, the network plays alpha-beta; everything is logged to
 TensorBoard (`tammi_rl.train.telemetry` for throughput and time shares) and a status line
 is printed; every ``checkpoint.every`` iterations (and after the last, and on Ctrl-C in the
 asynchronous loop) the replay snapshot, the checkpoint and sample games are written.
@@ -33,6 +35,7 @@ import random
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -124,6 +127,9 @@ class Counters:
     replay_total_added: int = 0
     eval_scores: dict[int, float] = field(default_factory=dict)
     """The last evaluation's score per alpha-beta depth."""
+    budget_spent: bool = False
+    """The last iteration so far was the one the ``train.hours`` budget ended the run after
+    (a resume with a larger budget or none clears it)."""
     seconds: float = field(default=0.0, compare=False)
     """Wall-clock seconds the run has trained, summed over its sessions (a run from before
     this counter starts it at its first resume). Not part of equality: two runs in the same
@@ -191,7 +197,9 @@ def _status(
     parts.append(f"{seconds:.1f}s")
     parts.append(f"run {format_duration(c.seconds)}")
     left = clock.remaining(c.iteration, cfg.train.iterations)
-    if left is not None and c.iteration < cfg.train.iterations:
+    if left is not None and cfg.train.hours:
+        left = min(left, max(0.0, cfg.train.hours * 3600 - c.seconds))
+    if left is not None and c.iteration < cfg.train.iterations and not c.budget_spent:
         parts.append(f"eta {format_duration(left)}")
     return "  ".join(parts)
 
@@ -243,6 +251,13 @@ class Trainer:
         network that passed the gate. None: self-play follows the learner."""
         self.stop_requested = False
         """Set by Ctrl-C in the asynchronous loop; read between two steps."""
+        self.saved_hours = 0.0
+        """The ``train.hours`` the checkpoint resumed from ran under (0: none, or a fresh run)."""
+        self.last_eval_seconds = 0.0
+        """How long the latest in-training evaluation took (what the budget keeps for the final one)."""
+        self.final = False
+        """The iteration in progress is the run's last (its games all in): train what is owed,
+        evaluate, checkpoint, stop."""
         if resume_dir is not None:
             self._resume()
             self.run.prepare(cfg, resume=True)
@@ -269,6 +284,8 @@ class Trainer:
         counters["eval_scores"] = {int(k): float(v) for k, v in counters.get("eval_scores", {}).items()}
         self.counters = Counters(**counters)
         self.clock.before, self.clock.first_iteration = self.counters.seconds, self.counters.iteration
+        saved_train = (ckpt.get("config") or {}).get("train") or {}
+        self.saved_hours = float(saved_train.get("hours", 0.0) or 0.0)
         saved_worker = ckpt.get("worker") or {}
         if self.worker is not None:
             if "rng" not in saved_worker:  # an asynchronous run's checkpoint: new games, from a new seed
@@ -333,6 +350,15 @@ class Trainer:
         purge = self.counters.iteration + 1 if not fresh else (1 if has_events else None)
         logger = RunLogger(self.run.tb_dir, purge_step=purge)
         metrics: dict[str, float] = {}
+        c = self.counters
+        if cfg.train.hours and (self._budget_left() <= 0 or (c.budget_spent and cfg.train.hours <= self.saved_hours)):
+            self._say(
+                f"{self.run.root}: its train.hours budget of {cfg.train.hours:g} h ended the run after "
+                f"iteration {c.iteration} ({format_duration(c.seconds)} trained); raise it, or set 0, to continue"
+            )
+            logger.close()
+            return TrainSummary(self.run.root, self.counters, self.learner.step_count, metrics, self.resumed_from)
+        self.counters.budget_spent = False
         try:
             if fresh:
                 logger.config(cfg.to_dict(), cfg.eval.alphabeta_depths)
@@ -341,15 +367,45 @@ class Trainer:
             else:
                 for it in range(self.counters.iteration + 1, cfg.train.iterations + 1):
                     metrics = self.iteration(it, logger)
+                    if self.counters.budget_spent:
+                        break
         finally:
             logger.close()
+        if self.counters.budget_spent:
+            self._say(
+                f"train.hours: the {cfg.train.hours:g} h budget ends the run after iteration "
+                f"{self.counters.iteration} of at most {cfg.train.iterations} ({format_duration(self.counters.seconds)} trained)"
+            )
         return TrainSummary(self.run.root, self.counters, self.learner.step_count, metrics, self.resumed_from)
 
     def progress(self, it: int, received: int) -> float:
         """How far the run is (0 to 1) during iteration ``it`` once ``received`` of its games
         arrived: what the lr schedule follows."""
         share = min(1.0, received / self.cfg.selfplay.games_per_iteration)
-        return (it - 1 + share) / self.cfg.train.iterations
+        progress = (it - 1 + share) / self.cfg.train.iterations
+        if self.cfg.train.hours:
+            progress = max(progress, self.clock.total() / (self.cfg.train.hours * 3600))
+        return min(1.0, progress)
+
+    def _budget_left(self) -> float:
+        """Seconds left of the ``train.hours`` budget (infinite without one)."""
+        if not self.cfg.train.hours:
+            return float("inf")
+        return self.cfg.train.hours * 3600 - self.clock.total()
+
+    def budget_spent(self, it: int) -> bool:
+        """Whether iteration ``it``, its games all in, must be the last under ``train.hours``:
+        one more iteration at this session's mean pace, then a final evaluation as long as the
+        latest one, would overrun the budget."""
+        if not self.cfg.train.hours or it >= self.cfg.train.iterations:
+            return False
+        pace = self.clock.session() / (it - self.clock.first_iteration)
+        return pace + self.last_eval_seconds >= self._budget_left()
+
+    def _decide_final(self, it: int) -> None:
+        """Settle whether ``it`` is the run's last iteration (`final`), by count or by budget."""
+        self.counters.budget_spent = self.budget_spent(it)
+        self.final = it == self.cfg.train.iterations or self.counters.budget_spent
 
     def _paced(self) -> tuple[int, int, int]:
         """(positions, samples trained, buffered) as the pacing counts them (from its base)."""
@@ -370,6 +426,7 @@ class Trainer:
         c.games += int(result.stats.get("games", len(result.games)))
         c.positions += len(result.samples)
         c.replay_total_added = self.replay.total_added
+        self._decide_final(it)
         metrics: dict[str, float] = {}
         steps = self.pace.steps_owed(*self._paced())
         if steps:
@@ -398,6 +455,8 @@ class Trainer:
             self.pool.publish(self.selfplay_weights or self.learner.weights(), self.weights_version)
             for it in range(c.iteration + 1, cfg.train.iterations + 1):
                 metrics = self._async_iteration(it, logger, restarts0)
+                if c.budget_spent:
+                    break
         except _StopRequested:
             self._say(f"interrupted: stopping the self-play workers and writing a checkpoint (iteration {c.iteration})")
             self.pool.close()
@@ -459,7 +518,8 @@ class Trainer:
                 received += n
                 parts.append(result.stats)
                 games.extend(result.games[: max(0, PDN_GAMES_PER_CHECKPOINT - len(games))])
-        if it == cfg.train.iterations:  # the last iteration: train what is still owed
+        self._decide_final(it)
+        if self.final:  # the last iteration: train what is still owed
             for _ in range(self.pace.steps_owed(*self._paced())):
                 self._learn_step(meter, sums, 1.0)
                 steps += 1
@@ -499,16 +559,18 @@ class Trainer:
     ) -> dict[str, float]:
         """Evaluate, log, checkpoint and print the status line for the iteration just played."""
         cfg, c = self.cfg, self.counters
-        evaluated = bool(cfg.eval.every) and (it % cfg.eval.every == 0 or it == cfg.train.iterations)
+        evaluated = bool(cfg.eval.every) and (it % cfg.eval.every == 0 or self.final)
         if evaluated:
+            started = time.perf_counter()
             with meter.timing("eval"):
                 c.eval_scores = self.evaluate(it)
+            self.last_eval_seconds = time.perf_counter() - started
             logger.evaluation(c.eval_scores, it)
             if self.eval_elo is not None:
                 logger.scalars({"eval/elo": self.eval_elo, "eval/elo_error": self.eval_elo_error}, it)
         c.iteration = it
         c.seconds = self.clock.total()
-        if it % cfg.checkpoint.every == 0 or it == cfg.train.iterations:
+        if it % cfg.checkpoint.every == 0 or self.final:
             with meter.timing("checkpoint"):
                 self.checkpoint(it, games, logger)
         telemetry = meter.summary(
