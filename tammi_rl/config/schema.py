@@ -230,7 +230,7 @@ class TrainConfig:
     lr_schedule: str = setting(
         "cosine",
         '"cosine": the learning rate falls from train.lr to 0 as the run goes from its first to its '
-        'last game (iterations x selfplay.games_per_iteration), or through its train.hours budget when '
+        "last game (iterations x selfplay.games_per_iteration), or through its train.hours budget when "
         'that is further along; "constant": it stays at train.lr.',
         choices=("cosine", "constant"),
     )
@@ -410,8 +410,8 @@ class Config:
         "auto",
         'Inference runtime of the network in search: "auto" (ONNX Runtime on the CPU, where it measures '
         'about twice as fast as torch at batch 32; torch on CUDA), "torch", "onnx", or "onnx-int8" (8-bit '
-        'ONNX Runtime calibrated on the positions just searched: about 1.8x float32 on an AVX2 CPU, '
-        'for self-play; matches and evaluation stay float32).',
+        "ONNX Runtime calibrated on the positions just searched: about 1.8x float32 on an AVX2 CPU, "
+        "for self-play; matches and evaluation stay float32).",
         choices=RUNTIMES,
     )
     network: NetworkConfig = section(NetworkConfig, "The policy-value network.")

@@ -23,8 +23,8 @@ import io
 import logging
 import tempfile
 import warnings
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np

@@ -15,11 +15,12 @@ Two loops share everything but the schedule:
   games, then the learner takes the steps owed, then the weights are published. Exactly
   reproducible: a resumed run plays the same games as an uninterrupted one.
 
-The run ends after ``train.iterations``, or earlier under a ``train.hours`` budget: after the
-iteration that leaves too little time for one more at this session's pace and the final
-evaluation (`Trainer.budget_spent`). Every ``eval.every`` iterations, and after the last, the network plays alpha-beta; everything is logged to
-TensorBoard (`tammi_rl.train.telemetry` for throughput and time shares) and a status line
-is printed; every ``checkpoint.every`` iterations (and after the last, and on Ctrl-C in the
+The run ends after ``train.iterations``, or earlier under a ``train.hours`` budget: after
+the iteration that leaves too little time for one more at this session's pace and the
+final evaluation (`Trainer.budget_spent`). Every ``eval.every`` iterations, and after the
+last, the network plays alpha-beta; everything is logged to TensorBoard
+(`tammi_rl.train.telemetry` for throughput and time shares) and a status line is printed;
+every ``checkpoint.every`` iterations (and after the last, and on Ctrl-C in the
 asynchronous loop) the replay snapshot, the checkpoint and sample games are written.
 
 Resuming restores weights, optimizer, counters, every RNG, the in-process worker's games
@@ -371,10 +372,10 @@ class Trainer:
                         break
         finally:
             logger.close()
-        if self.counters.budget_spent:
+        if c.budget_spent:
             self._say(
                 f"train.hours: the {cfg.train.hours:g} h budget ends the run after iteration "
-                f"{self.counters.iteration} of at most {cfg.train.iterations} ({format_duration(self.counters.seconds)} trained)"
+                f"{c.iteration} of at most {cfg.train.iterations} ({format_duration(c.seconds)} trained)"
             )
         return TrainSummary(self.run.root, self.counters, self.learner.step_count, metrics, self.resumed_from)
 
