@@ -20,11 +20,11 @@ from tammi_rl.env.observation import N_PLANES
 from tammi_rl.nn.model import build_model
 from tammi_rl.nn.runtime import OnnxInt8Runtime, OnnxRuntime, TorchRuntime, make_runtime, resolve_runtime
 from tammi_rl.nn.saved import load_network
-from tammi_rl.store.shipped import shipped_model
 from tammi_rl.players import PlayerSpecError, parse_player_spec
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.store.checkpoint import capture_rng, make_checkpoint, save_checkpoint
+from tammi_rl.store.shipped import shipped_model
 
 TOLERANCE = 1e-4
 """Largest difference allowed between runtimes, in logits and in values (float32 math in
@@ -181,6 +181,7 @@ def test_int8_stays_close_to_float_on_the_shipped_model() -> None:
     int8 = make_runtime(saved.model, torch.device("cpu"), "onnx-int8", threads=1)
     assert isinstance(int8, OnnxInt8Runtime)
     int8.evaluate(calibration)
+    assert int8.quantized
     ref_logits, ref_values = float_runtime.evaluate(planes[held_out])
     logits, values = int8.evaluate(planes[held_out])
     ref_policy, policy = masked_policy(ref_logits, masks[held_out]), masked_policy(logits, masks[held_out])
@@ -200,31 +201,33 @@ def test_int8_quantizes_a_fresh_network() -> None:
     model = build_model(rules, NetworkConfig(blocks=2, channels=16, value_hidden=16)).eval()
     obs = random_planes(rules, 32, seed=2)
     ref_logits, ref_values = TorchRuntime(model, torch.device("cpu")).evaluate(obs)
-    logits, values = make_runtime(model, torch.device("cpu"), "onnx-int8", threads=1).evaluate(obs)
+    runtime = OnnxInt8Runtime(model, (N_PLANES, 8, 8), threads=1, calibration_size=32)
+    logits, values = runtime.evaluate(obs)
+    assert runtime.quantized
     assert logits.shape == ref_logits.shape and values.shape == (32,)
     assert np.abs(values - ref_values).max() < 0.05
     assert np.corrcoef(logits.ravel(), ref_logits.ravel())[0, 1] > 0.95
 
 
-def test_int8_calibrates_after_each_update_and_once_the_store_fills() -> None:
+def test_int8_runs_float_until_calibrated_then_requantizes_after_each_update() -> None:
     rules = Rules.for_variant("russian")
     cfg = NetworkConfig(blocks=1, channels=8, value_hidden=8)
     first, second = trained_looking_model(rules, cfg, 1), trained_looking_model(rules, cfg, 2)
     runtime = OnnxInt8Runtime(first, (N_PLANES, 8, 8), threads=1, calibration_size=10)
     obs = random_planes(rules, 4, seed=3)
-    runtime.evaluate(obs)
-    assert runtime._calibrated_on == 4  # the first batch, as a batch-1 player's first move would be
+    exact, _ = TorchRuntime(first, torch.device("cpu")).evaluate(obs)
+    for _ in range(2):  # 4, then 8 of 10 positions seen: float32, exact
+        logits, _ = runtime.evaluate(obs)
+        assert not runtime.quantized and np.abs(logits - exact).max() < TOLERANCE
+    before, _ = runtime.evaluate(obs)  # 12 seen: calibrated and quantized
+    assert runtime.quantized and np.abs(before - exact).max() > TOLERANCE
     session = runtime._session
     runtime.evaluate(obs)
-    assert runtime._session is session  # 8 of 10 seen: keep the ranges
-    runtime.evaluate(obs)
-    assert runtime._calibrated_on == 10 and runtime._session is not session  # the store filled
-    session = runtime._session
-    runtime.evaluate(obs)
-    assert runtime._session is session  # once only
-    before, _ = runtime.evaluate(obs)
+    assert runtime._session is session  # once per weights
     runtime.update(second)
-    after, _ = runtime.evaluate(obs)
+    assert not runtime.quantized
+    after, _ = runtime.evaluate(obs)  # the store is full: new weights quantize at once
+    assert runtime.quantized and runtime._session is not session
     expected, _ = TorchRuntime(second, torch.device("cpu")).evaluate(obs)
     assert np.abs(after - before).max() > 1e-2 and np.abs(after - expected).max() < np.abs(before - expected).max()
     with pytest.raises(ValueError, match="calibration_size must be at least 1"):
@@ -235,5 +238,7 @@ def test_int8_quantizer_leaves_the_root_logger_alone() -> None:
     handlers = list(logging.root.handlers)
     rules = Rules.for_variant("russian")
     model = trained_looking_model(rules, NetworkConfig(blocks=1, channels=8, value_hidden=8), 3)
-    make_runtime(model, torch.device("cpu"), "onnx-int8", threads=1).evaluate(random_planes(rules, 2, seed=1))
+    runtime = OnnxInt8Runtime(model, (N_PLANES, 8, 8), threads=1, calibration_size=2)
+    runtime.evaluate(random_planes(rules, 2, seed=1))
+    assert runtime.quantized
     assert logging.root.handlers == handlers and logging.root.manager.disable == logging.NOTSET

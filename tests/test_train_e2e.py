@@ -235,22 +235,50 @@ def test_hours_budget_ends_the_run_and_drives_the_schedule(tmp_path, monkeypatch
     assert "the 0.972222 h budget ends the run after iteration 3 of at most 10" in out.getvalue()
     assert " eta " in out.getvalue().splitlines()[0] and " eta " not in out.getvalue().splitlines()[2]
     lrs = scalar_values(run / "tb", "train/lr")
+    hours = scalar_values(run / "tb", "train/wall_hours")
+
     def cosine(seconds: float) -> float:
         return 1e-3 * 0.5 * (1 + math.cos(math.pi * seconds / 3500))
 
-    for lr, wound in zip(lrs, (1000, 2000)):  # time is further along than 1/10, 2/10 (real time adds < 60 s)
-        assert cosine(wound + 60) <= lr <= cosine(wound)
-    assert lrs[2] < lrs[1]
+    # the schedule follows time, further along than 1/10 and 2/10 of the iterations: the lr is
+    # set after the clock is wound on and before the iteration's end is logged
+    for lr, wound, logged in zip(lrs, (1000, 2000), hours, strict=False):
+        assert cosine(logged * 3600) <= lr <= cosine(wound)
+    assert lrs[2] == pytest.approx(0.0, abs=1e-12)  # the last iteration trains at the schedule's end
     ckpt = load_checkpoint(run / "checkpoints" / "latest.pt", variant="russian")
     assert ckpt["counters"]["iteration"] == 3 and ckpt["counters"]["budget_spent"]
 
     out = io.StringIO()
     again = train(resume_config(run, ["train.iterations=20"]), resume_dir=run, out=out)
     assert again.counters.iteration == 3
-    assert "budget of 0.972222 h ended the run after iteration 3" in out.getvalue()
+    said = out.getvalue()
+    assert "iteration 3" in said and "leaves no room in the train.hours budget of 0.972222 h" in said
 
     resumed = train(resume_config(run, [f"train.hours={5500 / 3600}"]), resume_dir=run, out=io.StringIO())
     assert resumed.counters.iteration == 5 and resumed.counters.budget_spent  # 4,000 s, then 5,000 s: no room for 6,000
 
     unlimited = train(resume_config(run, ["train.hours=0", "train.iterations=6"]), resume_dir=run, out=io.StringIO())
     assert unlimited.counters.iteration == 6 and not unlimited.counters.budget_spent
+
+
+def test_hours_budget_keeps_time_for_the_evaluations_due(tmp_path, monkeypatch):
+    """Each iteration takes 1,000 s and each evaluation (every iteration) 400 s more, under a
+    4,100 s budget: after iteration 2 (2,400 s, its evaluation still to come) a third
+    iteration and the final evaluation would end at 4,200 s, so iteration 2 is the last and
+    the run ends at 2,800 s, inside the budget."""
+    original_iteration, original_evaluate = Trainer.iteration, Trainer.evaluate
+
+    def slow_iteration(self, it, logger):
+        self.clock.start -= 1000.0
+        return original_iteration(self, it, logger)
+
+    def slow_evaluate(self, it):
+        self.clock.start -= 400.0
+        return original_evaluate(self, it)
+
+    monkeypatch.setattr(Trainer, "iteration", slow_iteration)
+    monkeypatch.setattr(Trainer, "evaluate", slow_evaluate)
+    overrides = ["eval.every=1", "eval.games=2", "train.iterations=10", f"train.hours={4100 / 3600}"]
+    c = train(smoke(tmp_path, *overrides), out=io.StringIO()).counters
+    assert c.iteration == 2 and c.budget_spent and 2800 < c.seconds < 4100
+    assert c.eval_seconds >= 400

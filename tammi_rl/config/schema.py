@@ -222,7 +222,8 @@ class TrainConfig:
     publish_every: int = setting(
         20,
         "Learner steps between publications of the weights to the self-play workers (workers > 0); "
-        "each publication costs a worker about 35 ms (the 3x32 net's ONNX export).",
+        "each publication costs a worker about 35 ms (the 3x32 net's ONNX export; with runtime onnx-int8 "
+        "about 0.25 s more for the 4x48 net, to quantize).",
         min=1,
     )
     optimizer: str = setting("adamw", '"adamw" (AdamW) or "sgd" (SGD with train.momentum).', choices=("adamw", "sgd"))

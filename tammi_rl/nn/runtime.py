@@ -22,6 +22,7 @@ import contextlib
 import io
 import logging
 import tempfile
+import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -158,17 +159,19 @@ class OnnxInt8Runtime:
 
     Static quantization needs each activation's range; they are measured (min-max) on the
     last ``calibration_size`` positions this runtime evaluated, so the ranges are those of
-    the positions the search actually visits. The first `evaluate` after an `update`
-    calibrates on what has been seen so far, the current batch included, and it calibrates
-    once more when that store first fills, so a batch-1 player is not left with the
-    ranges of one position. Quantizing the 4x48 network takes about 0.25 s.
+    the positions the search actually visits. Until it has seen that many positions the
+    runtime evaluates in float32; then it quantizes, and again after each `update` (new
+    weights: new ranges), on the newest positions. Quantizing the 4x48 network takes about
+    0.25 s, so a self-play worker that takes new weights twice an iteration spends ~2% of
+    its time on it.
 
-    Measured on an AVX2-only CPU (Zen 3), one thread, the shipped 4x48 Russian network:
-    a forward at batch 32 takes 6.3-7.4 ms against 11.9-12.5 ms in float32 ONNX Runtime
-    (about 1.8x), the top move agrees with float32 on 97% of positions from the network's
-    own games, the policy moves 0.017 in total variation and the value 0.018 on average
-    (`python -m tammi_rl.benchmarks.bench_runtime`). Hence self-play only: the agent is
-    rated and plays in float32.
+    Measured on an AVX2-only CPU (Zen 3), one thread, the shipped 4x48 Russian network: a
+    forward at batch 32 takes 6.3-7.4 ms against 11.9-12.5 ms in float32 ONNX Runtime
+    (about 1.8x; `python -m tammi_rl.benchmarks.bench_runtime --model russian`). On 3,228
+    positions of 40 games the network played against itself, calibrated on 256 of them, the
+    top move agreed with float32 on 97% of the others, the policy moved 0.017 in total
+    variation and the value 0.018 on average (tests/test_runtime.py holds it to 90%, 0.05
+    and 0.05 on random games). Meant for self-play: matches and evaluations default to float32.
     """
 
     name = "onnx-int8"
@@ -183,21 +186,30 @@ class OnnxInt8Runtime:
         self._seen = np.zeros((calibration_size, *obs_shape), dtype=np.float32)
         self._seen_count = 0  # positions stored so far, at most calibration_size
         self._next_slot = 0
-        self._calibrated_on = 0  # positions the current session was calibrated on (0: none yet)
-        self._session: ort.InferenceSession | None = None
+        self._session: ort.InferenceSession | None = None  # the quantized network, once calibrated
+        self._float_session: ort.InferenceSession | None = None  # until then
         self.update(model)
+
+    @property
+    def quantized(self) -> bool:
+        """Whether the current weights run in 8 bits (False until enough positions were seen)."""
+        return self._session is not None
 
     def update(self, model: torch.nn.Module) -> None:
         self._float_model = _unshare_initializers(onnx_bytes(model, self.obs_shape))
-        self._session = None
+        self._session = self._float_session = None
 
     def evaluate(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         obs = np.ascontiguousarray(obs, np.float32)
         self._remember(obs)
-        store_just_filled = self._seen_count == len(self._seen) and self._calibrated_on < self._seen_count
-        if self._session is None or store_just_filled:
-            self._session = _cpu_session(self._quantized(self._seen[: self._seen_count]), self.threads)
-            self._calibrated_on = self._seen_count
+        if self._session is None:
+            if self._seen_count < len(self._seen):
+                if self._float_session is None:
+                    self._float_session = _cpu_session(self._float_model, self.threads)
+                logits, values = self._float_session.run(None, {"planes": obs})
+                return logits, values
+            self._session = _cpu_session(self._quantized(self._seen), self.threads)
+            self._float_session = None
         logits, values = self._session.run(None, {"planes": obs})
         return logits, values
 
@@ -251,6 +263,7 @@ def _unshare_initializers(model: bytes) -> bytes:
         copy = onnx.TensorProto.FromString(initializers[name])
         copy.name = new_name
         copies.append(copy)
+        initializers[new_name] = initializers[name]  # an alias read twice is split in turn
 
     kept = []
     for node in graph.node:
@@ -272,20 +285,24 @@ def _unshare_initializers(model: bytes) -> bytes:
     return proto.SerializeToString()
 
 
+_QUIET_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def _quiet_root_logger() -> Iterator[None]:
     """Mute the quantizer's advice, logged through the root logger for every shape tensor it
     leaves in float, without letting `logging.warning` install a root handler for the whole
     process (it does when the root logger has none)."""
-    placeholder = logging.NullHandler()
-    logging.root.addHandler(placeholder)
-    previous = logging.root.manager.disable
-    logging.disable(logging.WARNING)
-    try:
-        yield
-    finally:
-        logging.disable(previous)
-        logging.root.removeHandler(placeholder)
+    with _QUIET_LOCK:  # one quantization at a time (the web server searches in threads)
+        placeholder = logging.NullHandler()
+        logging.root.addHandler(placeholder)
+        previous = logging.root.manager.disable
+        logging.disable(logging.WARNING)
+        try:
+            yield
+        finally:
+            logging.disable(previous)
+            logging.root.removeHandler(placeholder)
 
 
 def _cpu_session(model: bytes, threads: int) -> ort.InferenceSession:

@@ -4,7 +4,7 @@
     move = agent.choose(game)
 
 Player spec: ``mcts:checkpoint=PATH`` or ``mcts:model=VARIANT`` (a shipped model), then
-``[,sims=N,algorithm=gumbel|puct,device=auto,runtime=auto|torch|onnx,threads=T,name=...]``
+``[,sims=N,algorithm=gumbel|puct,device=auto,runtime=auto|torch|onnx|onnx-int8,threads=T,name=...]``
 and the search constants ``c_puct=F`` (PUCT), ``c_visit=F``, ``c_scale=F``, ``max_actions=N``
 (Gumbel), which replace the checkpoint's own settings;
 the network runs on `tammi_rl.nn.runtime` (``auto``: ONNX Runtime on the CPU, one thread

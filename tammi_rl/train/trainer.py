@@ -13,7 +13,8 @@ Two loops share everything but the schedule:
   more games have arrived; it is still the unit of logging, evaluation and checkpoints.
 - **Synchronous** (``selfplay.workers: 0``): the in-process worker plays an iteration's
   games, then the learner takes the steps owed, then the weights are published. Exactly
-  reproducible: a resumed run plays the same games as an uninterrupted one.
+  reproducible (without a ``train.hours`` budget): a resumed run plays the same games as
+  an uninterrupted one.
 
 The run ends after ``train.iterations``, or earlier under a ``train.hours`` budget: after
 the iteration that leaves too little time for one more at this session's pace and the
@@ -36,7 +37,6 @@ import random
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -128,6 +128,9 @@ class Counters:
     replay_total_added: int = 0
     eval_scores: dict[int, float] = field(default_factory=dict)
     """The last evaluation's score per alpha-beta depth."""
+    eval_seconds: float = field(default=0.0, compare=False)
+    """How long the latest in-training evaluation took (what a ``train.hours`` budget keeps
+    for the final one)."""
     budget_spent: bool = False
     """The last iteration so far was the one the ``train.hours`` budget ended the run after
     (a resume with a larger budget or none clears it)."""
@@ -252,10 +255,12 @@ class Trainer:
         network that passed the gate. None: self-play follows the learner."""
         self.stop_requested = False
         """Set by Ctrl-C in the asynchronous loop; read between two steps."""
+        self.session_at_last_iteration = 0.0
+        """This session's seconds when its latest iteration ended (the budget's pace)."""
+        self.session_eval_seconds = 0.0
+        """This session's seconds spent in in-training evaluations (left out of that pace)."""
         self.saved_hours = 0.0
         """The ``train.hours`` the checkpoint resumed from ran under (0: none, or a fresh run)."""
-        self.last_eval_seconds = 0.0
-        """How long the latest in-training evaluation took (what the budget keeps for the final one)."""
         self.final = False
         """The iteration in progress is the run's last (its games all in): train what is owed,
         evaluate, checkpoint, stop."""
@@ -354,8 +359,8 @@ class Trainer:
         c = self.counters
         if cfg.train.hours and (self._budget_left() <= 0 or (c.budget_spent and cfg.train.hours <= self.saved_hours)):
             self._say(
-                f"{self.run.root}: its train.hours budget of {cfg.train.hours:g} h ended the run after "
-                f"iteration {c.iteration} ({format_duration(c.seconds)} trained); raise it, or set 0, to continue"
+                f"{self.run.root}: iteration {c.iteration}, {format_duration(c.seconds)} trained, leaves no room in "
+                f"the train.hours budget of {cfg.train.hours:g} h; raise it, or set 0, to continue"
             )
             logger.close()
             return TrainSummary(self.run.root, self.counters, self.learner.step_count, metrics, self.resumed_from)
@@ -396,12 +401,19 @@ class Trainer:
 
     def budget_spent(self, it: int) -> bool:
         """Whether iteration ``it``, its games all in, must be the last under ``train.hours``:
-        one more iteration at this session's mean pace, then a final evaluation as long as the
-        latest one, would overrun the budget."""
+        the rest of this iteration, one more at this session's mean pace without evaluations
+        (over its completed iterations; the first one's time so far before that), and the
+        evaluations still due (this iteration's regular one, then the final one), each as long
+        as the latest, would overrun the budget."""
         if not self.cfg.train.hours or it >= self.cfg.train.iterations:
             return False
-        pace = self.clock.session() / (it - self.clock.first_iteration)
-        return pace + self.last_eval_seconds >= self._budget_left()
+        completed = it - 1 - self.clock.first_iteration
+        in_this = self.clock.session() - self.session_at_last_iteration
+        pace = (self.session_at_last_iteration - self.session_eval_seconds) / completed if completed else in_this
+        rest_of_this = max(0.0, pace - in_this)  # the sync loop decides before learning
+        every = self.cfg.eval.every
+        evaluations = (1 + (it % every == 0)) * self.counters.eval_seconds if every else 0.0
+        return rest_of_this + pace + evaluations >= self._budget_left()
 
     def _decide_final(self, it: int) -> None:
         """Settle whether ``it`` is the run's last iteration (`final`), by count or by budget."""
@@ -431,7 +443,7 @@ class Trainer:
         metrics: dict[str, float] = {}
         steps = self.pace.steps_owed(*self._paced())
         if steps:
-            self.learner.set_progress(self.progress(it, cfg.selfplay.games_per_iteration))
+            self.learner.set_progress(1.0 if self.final else self.progress(it, cfg.selfplay.games_per_iteration))
             with meter.timing("learner"):
                 metrics = self.learner.train(self.replay, steps, self.sample_rng)
             c.samples_trained += steps * cfg.train.batch_size
@@ -463,6 +475,7 @@ class Trainer:
             self.pool.close()
             c.worker_restarts = restarts0 + self.pool.restarts
             c.replay_total_added = self.replay.total_added
+            c.seconds = self.clock.total()  # the unfinished iteration's time goes with its games
             path = self.checkpoint(c.iteration, [], logger)
             self._say(f"saved {path}; continue with: tammi-rl train --resume {self.run.root}")
             raise KeyboardInterrupt from None
@@ -562,15 +575,17 @@ class Trainer:
         cfg, c = self.cfg, self.counters
         evaluated = bool(cfg.eval.every) and (it % cfg.eval.every == 0 or self.final)
         if evaluated:
-            started = time.perf_counter()
+            started = self.clock.session()
             with meter.timing("eval"):
                 c.eval_scores = self.evaluate(it)
-            self.last_eval_seconds = time.perf_counter() - started
+            c.eval_seconds = self.clock.session() - started
+            self.session_eval_seconds += c.eval_seconds
             logger.evaluation(c.eval_scores, it)
             if self.eval_elo is not None:
                 logger.scalars({"eval/elo": self.eval_elo, "eval/elo_error": self.eval_elo_error}, it)
         c.iteration = it
         c.seconds = self.clock.total()
+        self.session_at_last_iteration = self.clock.session()
         if it % cfg.checkpoint.every == 0 or self.final:
             with meter.timing("checkpoint"):
                 self.checkpoint(it, games, logger)
