@@ -242,3 +242,15 @@ def test_int8_quantizer_leaves_the_root_logger_alone() -> None:
     runtime.evaluate(random_planes(rules, 2, seed=1))
     assert runtime.quantized
     assert logging.root.handlers == handlers and logging.root.manager.disable == logging.NOTSET
+
+
+def test_int8_calibration_store_keeps_the_newest_positions() -> None:
+    rules = Rules.for_variant("russian")
+    model = trained_looking_model(rules, NetworkConfig(blocks=1, channels=8, value_hidden=8), 4)
+    runtime = OnnxInt8Runtime(model, (N_PLANES, 8, 8), threads=1, calibration_size=5)
+    numbered = 0
+    for size in (3, 4, 7, 1, 0):  # batches smaller, larger than the store, and empty
+        batch = np.arange(numbered, numbered + size, dtype=np.float32)[:, None, None, None]
+        runtime._remember(np.broadcast_to(batch, (size, N_PLANES, 8, 8)))
+        numbered += size
+    assert sorted(runtime._seen[:, 0, 0, 0].tolist()) == [10, 11, 12, 13, 14] and runtime._seen_count == 5

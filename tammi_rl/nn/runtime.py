@@ -214,11 +214,13 @@ class OnnxInt8Runtime:
         return logits, values
 
     def _remember(self, obs: np.ndarray) -> None:
-        """Keep the newest positions in a ring of ``calibration_size``."""
-        for planes in obs[-len(self._seen) :]:
-            self._seen[self._next_slot] = planes
-            self._next_slot = (self._next_slot + 1) % len(self._seen)
-        self._seen_count = min(self._seen_count + len(obs), len(self._seen))
+        """Keep the newest positions in a ring of ``calibration_size`` (one copy per batch)."""
+        capacity = len(self._seen)
+        newest = obs[-capacity:]
+        slots = (self._next_slot + np.arange(len(newest))) % capacity
+        self._seen[slots] = newest
+        self._next_slot = int(slots[-1] + 1) % capacity if len(newest) else self._next_slot
+        self._seen_count = min(self._seen_count + len(obs), capacity)
 
     def _quantized(self, calibration: np.ndarray) -> bytes:
         """The float model with int8 weights and activation ranges measured on ``calibration``."""
