@@ -30,6 +30,9 @@ must have finished it, or been ended by its ``train.hours`` budget, so its learn
 schedule ran to its end. A recipe key added after
 a model was trained counts at its default, and a new key's default is the behaviour from
 before it existed, so adding one does not change what the old recipe meant."""
+RECIPE_KEYS = ("runtime",)
+"""Top-level config keys that make the model too: the self-play network's runtime (8-bit
+self-play plays other games than float32)."""
 MAX_BYTES = 1_000_000
 """A shipped model is a playing checkpoint: weights and config, no optimizer state."""
 
@@ -58,6 +61,8 @@ def test_shipped_model_is_its_variant_and_network(name: str) -> None:
         if section == "train":
             assert ours.pop("iterations") <= theirs.pop("iterations")
         assert ours == theirs, f"{name}.pt: {section} differs from configs/{name}.yaml"
+    for key in RECIPE_KEYS:
+        assert trained[key] == shipped_config[key], f"{name}.pt: {key} differs from configs/{name}.yaml"
     rules = Rules.for_variant(name)
     saved = load_network(path, rules)  # every weight fits that shape
     fresh = build_model(rules, NetworkConfig(**ckpt["network"]))
