@@ -411,8 +411,8 @@ class Config:
         "auto",
         'Inference runtime of the network in search: "auto" (ONNX Runtime on the CPU, where it measures '
         'about twice as fast as torch at batch 32; torch on CUDA), "torch", "onnx", or "onnx-int8" (8-bit '
-        "ONNX Runtime calibrated on the positions just searched: 1.8x float32 on an AVX2 CPU, 2.6x with AVX-512 VNNI; "
-        "for self-play; matches and evaluation stay float32).",
+        "ONNX Runtime calibrated on the positions just searched: 1.8x float32 on an AVX2 CPU, 2.6x with "
+        "AVX-512 VNNI; self-play only, matches and evaluation stay float32).",
         choices=RUNTIMES,
     )
     network: NetworkConfig = section(NetworkConfig, "The policy-value network.")

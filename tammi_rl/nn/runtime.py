@@ -220,7 +220,7 @@ class OnnxInt8Runtime:
         newest = obs[-capacity:]
         slots = (self._next_slot + np.arange(len(newest))) % capacity
         self._seen[slots] = newest
-        self._next_slot = int(slots[-1] + 1) % capacity if len(newest) else self._next_slot
+        self._next_slot = (self._next_slot + len(newest)) % capacity
         self._seen_count = min(self._seen_count + len(obs), capacity)
 
     def _quantized(self, calibration: np.ndarray) -> bytes:
