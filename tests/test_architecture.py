@@ -36,8 +36,11 @@ def test_every_subpackage_has_a_layer() -> None:
     """A new top-level module or package cannot slip past the layer contract."""
     layers = next(c for c in contracts() if c["type"] == "layers")["layers"]
     named = {name.strip() for layer in layers for name in layer.split("|")}
-    present = {f"tammi_rl.{p.stem}" for p in PACKAGE.iterdir()
-               if (p.is_dir() and (p / "__init__.py").exists()) or (p.suffix == ".py" and p.stem != "__init__")}
+    present = {
+        f"tammi_rl.{p.stem}"
+        for p in PACKAGE.iterdir()
+        if (p.is_dir() and (p / "__init__.py").exists()) or (p.suffix == ".py" and p.stem != "__init__")
+    }
     assert present == named, f"not in a layer: {sorted(present - named)}; gone: {sorted(named - present)}"
 
 
@@ -45,9 +48,17 @@ def test_no_reference_to_files_outside_the_repository() -> None:
     """The project documents itself: no pointer to design or rules files it does not ship."""
     outside = re.compile(r"DESIGN\.md|RULES\.md|\.\./shared")
     offenders = []
-    for path in [*ROOT.glob("*.md"), ROOT / "pyproject.toml", *ROOT.glob("envs/**/*"), *ROOT.glob("configs/*"),
-                 *ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("checkpoints/*.md"), *PACKAGE.rglob("*.py"),
-                 *ROOT.glob("tests/*.py")]:
+    for path in [
+        *ROOT.glob("*.md"),
+        ROOT / "pyproject.toml",
+        *ROOT.glob("envs/**/*"),
+        *ROOT.glob("configs/*"),
+        *ROOT.glob("notebooks/*.ipynb"),
+        *ROOT.glob("checkpoints/*.md"),
+        *PACKAGE.rglob("*.py"),
+        *ROOT.glob("tests/**/*.py"),
+        *ROOT.glob("docs/**/*.md"),
+    ]:
         if path.is_file() and path.name != Path(__file__).name and outside.search(path.read_text(errors="ignore")):
             offenders.append(str(path.relative_to(ROOT)))
     assert not offenders, offenders

@@ -9,7 +9,7 @@ configs: a forward at batch 32 takes 2.2 ms in torch eager mode and 1.13 ms in O
 Runtime (0.51x); at batch 1, 0.32 ms against 0.05 ms; at batch 256, 19 ms against 9.6 ms
 (`python -m tammi_rl.benchmarks.bench_runtime`). So ``auto`` picks ONNX Runtime on the
 CPU and torch on CUDA. Every runtime gives the same logits and values to a stated
-tolerance (tests/test_runtime.py).
+tolerance (tests/nn/test_runtime.py).
 
 ``onnx-int8`` trades exactness for speed: 8-bit weights and activations, calibrated on the
 positions the runtime has just evaluated. It is for self-play on CPUs without fast float
@@ -171,7 +171,7 @@ class OnnxInt8Runtime:
     with AVX-512 VNNI, 1.78 ms against 4.68 ms (2.6x). On 3,228
     positions of 40 games the network played against itself, calibrated on 256 of them, the
     top move agreed with float32 on 97% of the others, the policy moved 0.017 in total
-    variation and the value 0.018 on average (tests/test_runtime.py holds it to 90%, 0.05
+    variation and the value 0.018 on average (tests/nn/test_runtime.py holds it to 90%, 0.05
     and 0.05 on random games). Meant for self-play: matches and evaluations default to float32.
     """
 

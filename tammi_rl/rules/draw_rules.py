@@ -2,7 +2,7 @@
 
 The turn machine (`tammi_rl.rules.turn`) calls these after every whole move, for the
 environment, the search trees, self-play and the `Game` record alike. A pure-Python
-reading of the same rules lives in the tests (``tests/reference_draw_rules.py``), which
+reading of the same rules lives in the tests (``tests/support/reference_draw_rules.py``), which
 play thousands of random games through both and require the same counters and results.
 
 Counters (all in plies; a rule of N moves per side fires at 2*N plies):

@@ -1,0 +1,108 @@
+"""Self-play worker: full batches, carried-over games, exact continuation from its state."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from tammi_rl.config import load_config
+from tammi_rl.rules.engine import Rules
+from tammi_rl.selfplay.worker import SelfPlayWorker
+from tammi_rl.store.checkpoint import from_plain, to_plain
+
+OVERRIDES = [
+    "network.blocks=1",
+    "network.channels=8",
+    "network.value_hidden=8",
+    "mcts.simulations=4",
+    "mcts.gumbel_max_actions=4",
+    "selfplay.parallel_games=4",
+    "selfplay.games_per_iteration=4",
+    "selfplay.max_plies=30",
+    "selfplay.resign_threshold=-1",
+]
+
+
+def make_worker(seed: int = 0) -> SelfPlayWorker:
+    torch.manual_seed(0)
+    return SelfPlayWorker(Rules.for_variant("russian"), load_config(None, OVERRIDES), torch.device("cpu"), seed)
+
+
+def test_play_returns_finished_games_and_keeps_the_batch_full():
+    worker = make_worker()
+    result = worker.play(3)
+    assert len(result.games) >= 3 and all(g.is_over for g in result.games)
+    assert len(worker._active) + len(result.games) >= 4  # slots refilled up to parallel_games
+    assert result.samples.obs.shape[1:] == worker.search.obs_shape
+    legal = result.samples.legal
+    assert np.all(np.abs(result.samples.policy.sum(1) - 1) < 1e-5)
+    assert np.all(result.samples.policy[legal < 0] == 0)  # no mass outside the legal hops
+    values = result.samples.value
+    assert values.shape == (len(result.samples),) and np.all(np.abs(values) <= 1.0 + 1e-6)
+    assert np.any(values != 0)  # the searched root values, not a placeholder
+
+
+def test_state_round_trip_continues_games_exactly():
+    a = make_worker()
+    a.play(2)
+    assert a._active, "some games should still be running"
+    state = from_plain(to_plain(a.state_dict()))  # the way checkpoints store it
+    b = make_worker(seed=99)
+    b.set_weights(a.model.state_dict())
+    b.load_state_dict(state)
+    ra, rb = a.play(4), b.play(4)
+    assert [g.moves for g in ra.games] == [g.moves for g in rb.games]
+    np.testing.assert_array_equal(ra.samples.obs, rb.samples.obs)
+    np.testing.assert_array_equal(ra.samples.policy, rb.samples.policy)
+    np.testing.assert_array_equal(ra.samples.outcome, rb.samples.outcome)
+    np.testing.assert_array_equal(ra.samples.value, rb.samples.value)
+
+
+def test_games_saved_without_search_values_resume_with_outcomes_as_values():
+    """Checkpoints from before search values were stored: their records take the game outcome."""
+    a = make_worker()
+    a.play(2)
+    state = from_plain(to_plain(a.state_dict()))
+    stored = sum(len(g["sides"]) for g in state["games"])
+    assert stored > 0
+    for g in state["games"]:
+        del g["values"]
+    b = make_worker(seed=99)
+    b.set_weights(a.model.state_dict())
+    b.load_state_dict(state)
+    carried = list(b._active)
+    assert sum(len(slot.records) for slot in carried) == stored
+    from_outcome = 0
+    while not all(slot.game.is_over for slot in carried):  # play until every carried game is over
+        result = b.play(1)
+        assert not np.isnan(result.samples.value).any()
+        z = np.select([result.samples.outcome == 0, result.samples.outcome == 2], [1.0, -1.0], 0.0)
+        from_outcome += int((result.samples.value == z).sum())
+    assert from_outcome >= stored  # the old records, valued by their games' outcomes
+
+
+def test_playout_cap_searches_the_whole_batch_full_or_cheap_and_stores_only_full():
+    """With a playout cap, each search step is all-full or all-cheap (the batch stays whole),
+    both kinds occur, and only full searches become training samples."""
+    torch.manual_seed(0)
+    cfg = load_config(
+        None, [*OVERRIDES, "mcts.playout_cap_fraction=0.5", "mcts.simulations=6", "mcts.cheap_simulations=2"]
+    )
+    worker = SelfPlayWorker(Rules.for_variant("russian"), cfg, torch.device("cpu"), 0)
+    calls = []
+    run = worker.search.run
+
+    def spy(roots, evaluator, simulations, **kwargs):
+        calls.append((len(roots), np.unique(np.asarray(simulations)).tolist()))
+        return run(roots, evaluator, simulations, **kwargs)
+
+    worker.search.run = spy
+    result = worker.play(4)
+    kinds = [sims for _, sims in calls]
+    assert all(len(k) == 1 for k in kinds)  # one simulation count per batched search
+    full = sum(n for n, k in calls if k == [6])
+    assert {6, 2} == {k[0] for k in kinds}
+    assert full < sum(n for n, _ in calls)
+    # Every full search of a finished game is one sample; games still running keep theirs.
+    running = sum(len(slot.records) for slot in worker._active)
+    assert len(result.samples) + running == full

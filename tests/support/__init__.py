@@ -1,0 +1,1 @@
+"""Helpers the tests share: reference implementations, process utilities, repository paths."""

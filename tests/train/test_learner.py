@@ -1,0 +1,210 @@
+"""Learner: masked policy loss, WDL value loss, optimisers and schedules."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from tammi_rl.config import NetworkConfig, TrainConfig
+from tammi_rl.nn.model import build_model
+from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
+from tammi_rl.train.learner import Learner, dense_targets, masked_log_softmax, policy_value_loss, value_targets
+
+TINY = NetworkConfig(blocks=1, channels=16, value_hidden=16)
+
+
+def random_batch(n: int, n_actions: int, seed: int = 0) -> SampleBatch:
+    rng = np.random.default_rng(seed)
+    obs = (rng.random((n, 11, 8, 8)) < 0.2).astype(np.float32)
+    legal = np.full((n, MAX_LEGAL), -1, np.int32)
+    policy = np.zeros((n, MAX_LEGAL), np.float32)
+    for i in range(n):
+        k = int(rng.integers(2, 9))
+        legal[i, :k] = rng.choice(n_actions, size=k, replace=False)
+        p = rng.random(k) ** 3
+        policy[i, :k] = p / p.sum()
+    outcome = rng.integers(0, 3, size=n).astype(np.int64)
+    return SampleBatch(obs, legal, policy, outcome, rng.uniform(-1, 1, size=n).astype(np.float32))
+
+
+def test_dense_targets_scatter():
+    legal = torch.tensor([[3, 0, -1, -1], [-1, -1, -1, -1], [5, 1, 2, -1]])
+    policy = torch.tensor([[0.25, 0.75, 0, 0], [0, 0, 0, 0], [0.5, 0.25, 0.25, 0]])
+    mask, target = dense_targets(legal, policy, 6)
+    assert mask.tolist() == [
+        [True, False, False, True, False, False],
+        [False] * 6,
+        [False, True, True, False, False, True],
+    ]
+    assert target[0].tolist() == [0.75, 0, 0, 0.25, 0, 0]
+    assert target[2].tolist() == [0, 0.25, 0.25, 0, 0, 0.5]
+    assert target[1].sum() == 0
+
+
+def test_masked_policy_never_puts_mass_on_illegal_actions(russian):
+    model = build_model(russian, TINY)
+    batch = random_batch(16, model.n_actions, seed=1)
+    logits, _ = model(torch.as_tensor(batch.obs))
+    logits = logits + 100.0 * torch.randn_like(logits)  # illegal actions with huge logits too
+    mask, _ = dense_targets(torch.as_tensor(batch.legal), torch.as_tensor(batch.policy), model.n_actions)
+    probs = masked_log_softmax(logits, mask).exp()
+    assert torch.all(probs[~mask] == 0)
+    torch.testing.assert_close(probs.sum(1), torch.ones(16))
+
+
+def test_loss_values_match_definition():
+    legal = torch.tensor([[0, 2, -1]])
+    policy = torch.tensor([[0.5, 0.5, 0.0]])
+    logits = torch.tensor([[0.0, 50.0, 0.0, 7.0]])  # actions 1 and 3 are illegal
+    wdl = torch.tensor([[0.0, 0.0, 0.0]])
+    loss, m = policy_value_loss(logits, wdl, {"legal": legal, "policy": policy, "outcome": torch.tensor([1])}, 2.0)
+    assert m["loss/policy"] == pytest.approx(math.log(2))  # uniform over the two legal actions
+    assert m["loss/value"] == pytest.approx(math.log(3))
+    assert m["loss/total"] == pytest.approx(math.log(2) + 2 * math.log(3))
+    assert m["policy/entropy"] == pytest.approx(math.log(2))
+    assert float(loss) == pytest.approx(m["loss/total"])
+
+
+def test_value_targets_blend_outcome_and_search_value():
+    outcome = torch.tensor([0, 1, 2])  # WIN, DRAW, LOSS
+    q = torch.tensor([-1.0, 0.5, 0.0])
+    pure = value_targets(outcome, q, 0.0)
+    assert torch.equal(pure, torch.eye(3))
+    half = value_targets(outcome, q, 0.5)
+    expected = torch.tensor([[0.5, 0.0, 0.5], [0.25, 0.75, 0.0], [0.0, 0.5, 0.5]])
+    assert torch.allclose(half, expected)
+    assert torch.allclose(half.sum(1), torch.ones(3))
+    # the target's expectation (win - loss) is the blend of outcome value and search value
+    z = torch.tensor([1.0, 0.0, -1.0])
+    assert torch.allclose(half[:, 0] - half[:, 2], 0.5 * z + 0.5 * q)
+    with pytest.raises(ValueError, match="search values"):
+        value_targets(outcome, None, 0.5)
+
+
+def test_search_weighted_value_loss_is_soft_cross_entropy():
+    wdl = torch.tensor([[2.0, 0.0, -1.0]])
+    batch = {
+        "legal": torch.tensor([[0]]),
+        "policy": torch.tensor([[1.0]]),
+        "outcome": torch.tensor([2]),
+        "value": torch.tensor([0.6]),
+    }
+    _, m = policy_value_loss(torch.zeros(1, 2), wdl, batch, 1.0, value_search_weight=0.5)
+    logp = torch.log_softmax(wdl, 1)[0]
+    target = torch.tensor([0.3, 0.2, 0.5])
+    assert m["loss/value"] == pytest.approx(float(-(target * logp).sum()), rel=1e-5)
+
+
+def test_value_only_sample_adds_no_policy_loss():
+    legal = torch.tensor([[0, 1], [-1, -1]])
+    policy = torch.tensor([[1.0, 0.0], [0.0, 0.0]])
+    logits = torch.zeros(2, 3)
+    _, m = policy_value_loss(
+        logits, torch.zeros(2, 3), {"legal": legal, "policy": policy, "outcome": torch.tensor([0, 2])}, 1.0
+    )
+    assert math.isfinite(m["loss/total"])
+    assert m["loss/policy"] == pytest.approx(math.log(2))
+
+
+@pytest.mark.parametrize("optimizer, precision", [("adamw", "fp32"), ("sgd", "fp32"), ("adamw", "bf16")])
+def test_fits_a_fixed_batch(russian, optimizer, precision):
+    torch.manual_seed(0)
+    model = build_model(russian, TINY)
+    lr = 1e-2 if optimizer == "adamw" else 0.1
+    cfg = TrainConfig(
+        optimizer=optimizer, lr=lr, lr_schedule="constant", batch_size=16, weight_decay=0.0, precision=precision
+    )
+    learner = Learner(model, cfg)
+    batch = random_batch(16, model.n_actions, seed=2)
+    first = learner.step(batch)
+    for _ in range(29):
+        last = learner.step(batch)
+    assert last["loss/policy"] < 0.7 * first["loss/policy"]
+    assert last["loss/value"] < 0.7 * first["loss/value"]
+    assert last["value/accuracy"] > first["value/accuracy"]
+    assert learner.step_count == 30
+    for key in ("loss/total", "policy/entropy", "train/lr", "train/grad_norm"):
+        assert math.isfinite(last[key])
+
+
+def test_cosine_schedule_follows_progress_and_state_round_trips(russian):
+    model = build_model(russian, TINY)
+    cfg = TrainConfig(lr=1e-2, lr_schedule="cosine", batch_size=8)
+    learner = Learner(model, cfg)
+    batch = random_batch(8, model.n_actions)
+    lrs = []
+    for progress in (0.0, 0.2, 0.4, 0.5):
+        learner.set_progress(progress)
+        lrs.append(learner.step(batch)["train/lr"])
+    assert lrs[0] == pytest.approx(1e-2)
+    assert all(a > b for a, b in itertools.pairwise(lrs))
+    assert learner.lr == pytest.approx(0.5e-2)  # half way: cos(pi/2)
+    learner.set_progress(1.5)  # past the end: stays at 0, never negative
+    assert learner.lr == pytest.approx(0.0)
+    learner.set_progress(0.5)
+    state = learner.state_dict()
+    other = Learner(build_model(russian, TINY), cfg)
+    other.model.load_state_dict(learner.model.state_dict())
+    other.load_state_dict(state)
+    other.set_progress(0.5)
+    assert other.step_count == 4 and other.lr == pytest.approx(learner.lr)
+    a, b = learner.step(batch), other.step(batch)
+    assert a["loss/total"] == pytest.approx(b["loss/total"], rel=1e-5)
+
+
+def test_constant_schedule_and_unknown_schedule(russian):
+    learner = Learner(build_model(russian, TINY), TrainConfig(lr=3e-3, lr_schedule="constant"))
+    learner.set_progress(0.9)
+    assert learner.lr == pytest.approx(3e-3)
+    bad = TrainConfig()
+    bad.lr_schedule = "linear"  # bypassing validation: the learner still refuses it
+    with pytest.raises(ValueError, match="unknown schedule 'linear'"):
+        Learner(build_model(russian, TINY), bad)
+
+
+def test_grad_clip(russian):
+    model = build_model(russian, TINY)
+    learner = Learner(model, TrainConfig(grad_clip=1e-3, lr=1e-3, batch_size=8))
+    before = [p.detach().clone() for p in model.parameters()]
+    learner.step(random_batch(8, model.n_actions))
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=False))
+
+
+def test_train_from_source_averages(russian):
+    from tammi_rl.train.replay import ReplayBuffer
+
+    model = build_model(russian, TINY)
+    buf = ReplayBuffer(100, (11, 8, 8))
+    buf.add(random_batch(40, model.n_actions))
+    learner = Learner(model, TrainConfig(batch_size=8))
+    metrics = learner.train(buf, 3, np.random.default_rng(0))
+    assert learner.step_count == 3 and set(metrics) >= {"loss/policy", "loss/value", "value/accuracy"}
+    weights = learner.weights()
+    assert all(v.device.type == "cpu" for v in weights.values())
+
+
+def test_precision_choice():
+    from tammi_rl.train.learner import autocast_dtype
+
+    cpu = torch.device("cpu")
+    assert autocast_dtype("fp32", cpu) is None and autocast_dtype("bf16", cpu) is torch.bfloat16
+    native = torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    assert autocast_dtype("auto", cpu) is (torch.bfloat16 if native else None)
+    with pytest.raises(ValueError, match="unknown precision 'fp8'"):
+        autocast_dtype("fp8", cpu)
+
+
+def test_bf16_step_is_close_to_fp32_and_weights_stay_fp32(russian):
+    torch.manual_seed(0)
+    base = build_model(russian, TINY)
+    batch = random_batch(16, base.n_actions, seed=4)
+    losses = {}
+    for precision in ("fp32", "bf16"):
+        model = build_model(russian, TINY)
+        model.load_state_dict(base.state_dict())
+        learner = Learner(model, TrainConfig(batch_size=16, precision=precision))
+        losses[precision] = learner.step(batch)["loss/total"]
+        assert all(p.dtype == torch.float32 for p in model.parameters())
+    assert losses["bf16"] == pytest.approx(losses["fp32"], rel=0.02)
