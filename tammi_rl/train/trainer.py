@@ -56,11 +56,11 @@ from tammi_rl.rules.pdn import game_to_pdn
 from tammi_rl.selfplay.worker import GameRecord, SelfPlayResult, SelfPlayWorker
 from tammi_rl.store.checkpoint import capture_rng, load_checkpoint, load_model_weights, make_checkpoint, restore_rng
 from tammi_rl.store.rundir import RunDir, open_run
-from tammi_rl.train.evaluate import evaluate_vs_alphabeta, gate_vs_incumbent
+from tammi_rl.train.ladder import evaluate_vs_alphabeta, gate_vs_incumbent
 from tammi_rl.train.learner import Learner
-from tammi_rl.train.logging import RunLogger
 from tammi_rl.train.pacing import ReplayRatio
 from tammi_rl.train.replay import ReplayBuffer, ReplayError
+from tammi_rl.train.run_log import RunLogger
 from tammi_rl.train.telemetry import IterationMeter, RunClock, format_duration, status_parts
 
 PDN_GAMES_PER_CHECKPOINT = 16

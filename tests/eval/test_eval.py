@@ -174,7 +174,7 @@ def test_bad_inputs_exit_2_with_a_message(args: list[str], message: str, run_dir
 
 def test_training_eval_reports_elo_and_gating_keeps_an_equal_network(russian: Rules) -> None:
     from tammi_rl.config import EvalConfig, GatingConfig
-    from tammi_rl.train.evaluate import evaluate_vs_alphabeta, gate_vs_incumbent
+    from tammi_rl.train.ladder import evaluate_vs_alphabeta, gate_vs_incumbent
 
     torch.manual_seed(0)
     model = build_model(russian, TINY)

@@ -1,4 +1,4 @@
-"""Periodic evaluation during training: the current network (MCTS) against alpha-beta.
+"""In-training matches: the current network (MCTS) against the alpha-beta ladder, and the SPRT gate.
 
 Kept small on purpose: `evaluate_vs_alphabeta` plays one match per depth with the
 shipped match runner and returns the MCTS agent's score per depth, and its Elo fitted
