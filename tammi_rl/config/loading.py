@@ -9,7 +9,6 @@ same dotted keys and YAML value syntax (``train.lr=3e-4``, ``eval.alphabeta_dept
 
 from __future__ import annotations
 
-import copy
 import warnings
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import yaml
 from tammi_rl.atomic import atomic_write_text
 from tammi_rl.config.fields import ConfigError, build, show
 from tammi_rl.config.schema import Config, validate
+from tammi_rl.legacy import upgrade_retired_keys
 from tammi_rl.rules.errors import read_user_text
 
 
@@ -55,37 +55,12 @@ class ConfigWarning(UserWarning):
     """A config uses a retired key; it still loads (the warning says what replaced the key)."""
 
 
-RETIRED: dict[str, tuple[str | None, str]] = {
-    "train.steps_per_iteration": (
-        None,
-        "the learner is paced by train.replay_ratio (samples trained per new sample) instead; "
-        "the old 40 steps of 256 per ~2500-sample iteration is a ratio of about 4",
-    ),
-    "distributed.max_restarts": ("selfplay.max_restarts", "it now counts the deaths of workers and actors alike"),
-    "distributed.games_per_actor": (None, "actors now send their games as they finish them"),
-}
-"""Keys older configs (and old runs' config.yaml) may hold: dotted key -> (its new key, or
-None when it is dropped; why). Old runs resume, with a `ConfigWarning`."""
-
-
 def migrate_retired(data: dict[str, Any], source: str) -> dict[str, Any]:
-    """A copy of a raw mapping with the `RETIRED` keys moved or dropped, warning once per key found."""
-    if not isinstance(data, dict):
-        return data  # `build` says what is wrong with it
-    data = copy.deepcopy(data)
-    for old, (new, why) in RETIRED.items():
-        section, key = old.split(".")
-        node = data.get(section)
-        if not isinstance(node, dict) or key not in node:
-            continue
-        value = node.pop(key)
-        if new is not None:
-            new_section, new_key = new.split(".")
-            target = data.setdefault(new_section, {})
-            if isinstance(target, dict):
-                target.setdefault(new_key, value)
-        moved = f"moved to {new}" if new else "ignored"
-        warnings.warn(f"{source}: key '{old}' is retired and {moved}: {why}", ConfigWarning, stacklevel=3)
+    """A copy of a raw mapping with the retired keys moved or dropped (`tammi_rl.legacy.upgrade_retired_keys`),
+    warning once per key found."""
+    data, notes = upgrade_retired_keys(data)
+    for note in notes:
+        warnings.warn(f"{source}: {note}", ConfigWarning, stacklevel=3)
     return data
 
 

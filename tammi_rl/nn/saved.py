@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tammi_rl.config import SEARCH_ALGORITHMS, EvalConfig, MCTSConfig, NetworkConfig
+from tammi_rl.legacy import upgrade_checkpoint_config
 from tammi_rl.nn.model import PolicyValueNet, build_model
 from tammi_rl.rules.engine import Rules
 from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint, load_model_weights
@@ -45,20 +46,17 @@ def load_network(checkpoint: str | Path, rules: Rules | None = None) -> SavedNet
     ckpt = load_checkpoint(path, variant=None if rules is None else rules.variant.name)
     if rules is None:
         rules = Rules.for_variant(str(ckpt["variant"]))
-    config = ckpt["config"] if isinstance(ckpt.get("config"), dict) else {}
-    saved_mcts = config.get("mcts", {})
-    saved_eval = config.get("eval", {})
-    defaults = EvalConfig()  # older runs, saved before a play setting existed: today's default
-    play_algorithm = saved_eval.get("algorithm", defaults.algorithm)
+    config = upgrade_checkpoint_config(ckpt.get("config"))
+    play_algorithm = config["eval"]["algorithm"]
     if play_algorithm not in SEARCH_ALGORITHMS:
         raise CheckpointError(f"{path}: eval.algorithm {play_algorithm!r} is not one of {', '.join(SEARCH_ALGORITHMS)}")
-    play_forced_hops = saved_eval.get("play_forced_hops", defaults.play_forced_hops)
+    play_forced_hops = config["eval"]["play_forced_hops"]
     if not isinstance(play_forced_hops, bool):
         raise CheckpointError(f"{path}: eval.play_forced_hops must be true or false, got {play_forced_hops!r}")
-    play = dataclasses.replace(defaults, algorithm=play_algorithm, play_forced_hops=play_forced_hops)
+    play = dataclasses.replace(EvalConfig(), algorithm=play_algorithm, play_forced_hops=play_forced_hops)
     try:
         network = NetworkConfig(**ckpt["network"])
-        mcts = play.play_search(MCTSConfig(**saved_mcts))
+        mcts = play.play_search(MCTSConfig(**config["mcts"]))
     except TypeError as exc:  # a checkpoint written by another tammi-rl version
         raise CheckpointError(f"{path}: network or search settings this tammi-rl does not know ({exc})") from None
     model = build_model(rules, network)

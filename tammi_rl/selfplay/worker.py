@@ -130,8 +130,7 @@ class SelfPlayWorker:
         prefix = [int(s) for s in state["prefix"]]
         for frm, to in itertools.pairwise(prefix):  # the hops of an unfinished capture chain
             game.play_hop(self.codec.hop(game.side, frm, to))
-        # Checkpoints written before search values were kept: NaN, read as the outcome in `_collect`.
-        values = state.get("values", np.full(len(state["sides"]), np.nan, np.float32))
+        values = state["values"]  # NaN: no search value (`tammi_rl.legacy.upgrade_selfplay_state`), read as the outcome
         records = [
             (o, lg, p, int(side), float(v))
             for o, lg, p, side, v in zip(

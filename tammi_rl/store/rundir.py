@@ -6,7 +6,7 @@
         checkpoints/ckpt_<iteration>.pt   the last ``checkpoint.keep`` of them
         checkpoints/latest.pt    copy of the newest checkpoint (what --resume reads)
         replay/chunk_<first>_<end>.npz   the replay buffer in chunks, one per checkpoint
-                                 (written before the checkpoint; older runs: replay.npz)
+                                 (written before the checkpoint)
         games/iter_<n>.pdn       sample self-play games of checkpointed iterations
 
 and a copy of the newest checkpoint in ``<checkpoints_dir>/<name>-latest.pt``. Every
@@ -62,11 +62,6 @@ class RunDir:
     @property
     def replay_dir(self) -> Path:
         return self.root / "replay"
-
-    @property
-    def replay_path(self) -> Path:
-        """The one-file snapshot of runs written before chunks (read on resume only)."""
-        return self.root / "replay.npz"
 
     @property
     def games_dir(self) -> Path:

@@ -257,7 +257,7 @@ class Learner:
         return {"optimizer": self.optimizer.state_dict(), "step": self.step_count}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore `state_dict` (an older checkpoint's ``scheduler`` entry is not needed)."""
+        """Restore `state_dict` (older checkpoints' states go through `tammi_rl.legacy.upgrade_learner_state`)."""
         lrs = [group["lr"] for group in self.optimizer.param_groups]
         self.optimizer.load_state_dict(state["optimizer"])
         for group, lr in zip(self.optimizer.param_groups, lrs, strict=True):

@@ -29,11 +29,12 @@ from pathlib import Path
 import numpy as np
 
 from tammi_rl.atomic import atomic_write
+from tammi_rl.legacy import upgrade_replay_snapshot
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch, outcome_values
+from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
 
 SNAPSHOT_VERSION = 2
-"""2 added the search values; a version-1 snapshot loads with the outcomes as values."""
+"""2 added the search values (`tammi_rl.legacy.upgrade_replay_snapshot` reads version 1)."""
 
 
 _CHUNK_RE = re.compile(r"^chunk_(\d{12})_(\d{12})\.npz$")
@@ -183,13 +184,13 @@ class ReplayBuffer:
             raise ReplayError(f"{path}: no replay snapshot there")
         try:
             with np.load(path, allow_pickle=False) as data:
-                version = int(data["version"])
-                if version not in (1, SNAPSHOT_VERSION):
-                    raise ReplayError(f"{path}: snapshot format {version}, this version reads 1 to {SNAPSHOT_VERSION}")
-                total = int(data["total_added"])
-                obs, legal = data["obs"], data["legal"]
-                policy, outcome = data["policy"], data["outcome"]
-                value = data["value"] if version >= 2 else outcome_values(outcome)
+                arrays = upgrade_replay_snapshot(data)
+            version = int(arrays["version"])
+            if version != SNAPSHOT_VERSION:
+                raise ReplayError(f"{path}: snapshot format {version}, this version reads 1 to {SNAPSHOT_VERSION}")
+            total = int(arrays["total_added"])
+            obs, legal = arrays["obs"], arrays["legal"]
+            policy, outcome, value = arrays["policy"], arrays["outcome"], arrays["value"]
         except ReplayError:
             raise
         except Exception as exc:  # zip/format errors of a corrupt file

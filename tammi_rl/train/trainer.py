@@ -50,6 +50,13 @@ from tammi_rl.distributed import ray_backend
 from tammi_rl.distributed.pool import WorkerPool, merge_stats, worker_seed
 from tammi_rl.distributed.processes import ProcessPool, cpu_workers
 from tammi_rl.env.observation import ObservationEncoder
+from tammi_rl.legacy import (
+    one_file_replay_snapshot,
+    upgrade_checkpoint_config,
+    upgrade_counters,
+    upgrade_learner_state,
+    upgrade_selfplay_state,
+)
 from tammi_rl.nn.model import build_model, resolve_device
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.pdn import game_to_pdn
@@ -138,6 +145,17 @@ class Counters:
     """Wall-clock seconds the run has trained, summed over its sessions (a run from before
     this counter starts it at its first resume). Not part of equality: two runs in the same
     state took different times to get there."""
+
+    def pace_from_here(self, ratio: float) -> str | None:
+        """Count the replay ratio from now on if it is new to this run (a fresh run, or a resume
+        with another ``train.replay_ratio``), so the learner owes no burst of steps; returns
+        what changed when the run had played already."""
+        if self.pace_ratio == ratio:
+            return None
+        was = f"{self.pace_ratio:g}" if self.pace_ratio else "not set (a run from before pacing)"
+        played = self.positions > 0
+        self.pace_ratio, self.pace_positions, self.pace_samples = ratio, self.positions, self.samples_trained
+        return f"the replay ratio was {was} and is now {ratio:g}; pacing counts from here" if played else None
 
 
 @dataclass
@@ -267,7 +285,9 @@ class Trainer:
         if resume_dir is not None:
             self._resume()
             self.run.prepare(cfg, resume=True)
-        self._set_pace_base()
+        paced = self.counters.pace_from_here(cfg.train.replay_ratio)
+        if paced:
+            self._say(f"note: {paced}")
         if cfg.eval.gating.enabled and self.selfplay_weights is None:
             self.selfplay_weights = self.learner.weights()
         if self.worker is not None:
@@ -285,19 +305,18 @@ class Trainer:
         ckpt = load_checkpoint(path, variant=self.rules.variant.name, network=self.cfg.network)
         load_model_weights(self.learner.model, ckpt, path)
         if ckpt.get("learner") is not None:
-            self.learner.load_state_dict(ckpt["learner"])
-        counters = dict(ckpt["counters"])
+            self.learner.load_state_dict(upgrade_learner_state(ckpt["learner"]))
+        counters = upgrade_counters(ckpt["counters"])
         counters["eval_scores"] = {int(k): float(v) for k, v in counters.get("eval_scores", {}).items()}
         self.counters = Counters(**counters)
         self.clock.before, self.clock.first_iteration = self.counters.seconds, self.counters.iteration
-        saved_train = (ckpt.get("config") or {}).get("train") or {}
-        self.saved_hours = float(saved_train.get("hours", 0.0) or 0.0)
+        self.saved_hours = float(upgrade_checkpoint_config(ckpt.get("config"))["train"]["hours"])
         saved_worker = ckpt.get("worker") or {}
         if self.worker is not None:
             if "rng" not in saved_worker:  # an asynchronous run's checkpoint: new games, from a new seed
                 seed = worker_seed(self.cfg.seed, 0, 0, self.counters.iteration)
                 saved_worker = {"rng": np.random.default_rng(seed).bit_generator.state, "games": []}
-            self.worker.load_state_dict(saved_worker)
+            self.worker.load_state_dict(upgrade_selfplay_state(saved_worker))
         elif saved_worker.get("games"):
             self._say(
                 f"note: the {len(saved_worker['games'])} self-play games in progress at the checkpoint "
@@ -314,25 +333,14 @@ class Trainer:
             f"learner step {self.learner.step_count}, replay {len(self.replay)} samples"
         )
 
-    def _set_pace_base(self) -> None:
-        """Count the replay ratio from now on if it is new to this run (a fresh run, or a resume
-        with another ``train.replay_ratio``), so the learner owes no burst of steps."""
-        c, ratio = self.counters, self.cfg.train.replay_ratio
-        if c.pace_ratio == ratio:
-            return
-        if c.positions:
-            was = f"{c.pace_ratio:g}" if c.pace_ratio else "not set (a run from before pacing)"
-            self._say(f"note: the replay ratio was {was} and is now {ratio:g}; pacing counts from here")
-        c.pace_ratio, c.pace_positions, c.pace_samples = ratio, c.positions, c.samples_trained
-
     def _load_replay(self) -> None:
         """The replay buffer as it was at the checkpoint (samples saved after it are dropped)."""
-        directory, legacy = self.run.replay_dir, self.run.replay_path
+        directory, legacy = self.run.replay_dir, one_file_replay_snapshot(self.run.root)
         cap, known = self.cfg.replay.capacity, self.counters.replay_total_added
         try:
             if any(directory.glob("chunk_*.npz")):
                 buf, path = ReplayBuffer.load_chunks(directory, cap, self.obs_shape, until=known), directory
-            elif legacy.is_file():  # a run written before chunked saves
+            elif legacy.is_file():
                 buf, path = ReplayBuffer.load(legacy, cap, self.obs_shape), legacy
             else:
                 if known:

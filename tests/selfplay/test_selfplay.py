@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from tammi_rl.config import load_config
+from tammi_rl.legacy import upgrade_selfplay_state
 from tammi_rl.rules.engine import Rules
 from tammi_rl.selfplay.worker import SelfPlayWorker
 from tammi_rl.store.checkpoint import from_plain, to_plain
@@ -69,7 +70,7 @@ def test_games_saved_without_search_values_resume_with_outcomes_as_values():
         del g["values"]
     b = make_worker(seed=99)
     b.set_weights(a.model.state_dict())
-    b.load_state_dict(state)
+    b.load_state_dict(upgrade_selfplay_state(state))
     carried = list(b._active)
     assert sum(len(slot.records) for slot in carried) == stored
     from_outcome = 0

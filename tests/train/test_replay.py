@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from tammi_rl.selfplay.samples import DRAW, LOSS, MAX_LEGAL, WIN, SampleBatch, outcome_values
+from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
 from tammi_rl.train.replay import ReplayBuffer, ReplayError
 
 SHAPE = (11, 8, 8)
@@ -107,25 +107,6 @@ def test_bad_snapshots(tmp_path):
     buf.snapshot(tmp_path / "ok.npz")
     with pytest.raises(ReplayError, match="observation shape"):
         ReplayBuffer.load(tmp_path / "ok.npz", 10, (11, 10, 10))
-
-
-def test_version_1_snapshot_loads_with_outcomes_as_values(tmp_path):
-    """Snapshots written before search values were stored still resume."""
-    batch = make_batch(0, 6)
-    path = tmp_path / "v1.npz"
-    np.savez(
-        path,
-        version=np.array(1),
-        total_added=np.array(6, np.int64),
-        obs=batch.obs.astype(np.float16),
-        legal=batch.legal.astype(np.int16),
-        policy=batch.policy.astype(np.float16),
-        outcome=batch.outcome.astype(np.int8),
-    )
-    back = ReplayBuffer.load(path, 10, SHAPE)
-    assert ids_of(back.contents()) == list(range(6))
-    np.testing.assert_array_equal(back.contents().value, outcome_values(batch.outcome))
-    assert outcome_values(np.array([WIN, DRAW, LOSS])).tolist() == [1.0, 0.0, -1.0]
 
 
 def chunk_names(directory):

@@ -1,0 +1,167 @@
+"""Backward compatibility in one place: what older tammi-rl versions wrote, read as today's formats.
+
+    counters = upgrade_counters(ckpt["counters"])          # a checkpoint's counters, any age
+    data, notes = upgrade_retired_keys(yaml_mapping)        # a config with retired keys
+
+Each function takes plain data (dicts, lists, numpy arrays, paths) as an older version
+wrote it and returns it in today's format, so the code that reads checkpoints, run
+directories and configs knows one format only; its docstring names the old format.
+Nothing is written back: an old run is upgraded whenever it is read, and its next
+checkpoint is written in today's format. This is the package's lowest layer: it imports
+nothing else from tammi_rl.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# --- configs ---------------------------------------------------------------------------
+RETIRED_CONFIG_KEYS: dict[str, tuple[str | None, str]] = {
+    "train.steps_per_iteration": (
+        None,
+        "the learner is paced by train.replay_ratio (samples trained per new sample) instead; "
+        "the old 40 steps of 256 per ~2500-sample iteration is a ratio of about 4",
+    ),
+    "distributed.max_restarts": ("selfplay.max_restarts", "it now counts the deaths of workers and actors alike"),
+    "distributed.games_per_actor": (None, "actors now send their games as they finish them"),
+}
+"""Keys older configs (and old runs' config.yaml) may hold: dotted key -> (its new key, or
+None when it is dropped; why)."""
+
+
+def upgrade_retired_keys(data: Any) -> tuple[Any, list[str]]:
+    """A raw config mapping with the `RETIRED_CONFIG_KEYS` moved or dropped (a copy), and one
+    note per key found (for the loader's warning).
+
+    Old format: configs written before the replay ratio and the worker pools (with
+    ``train.steps_per_iteration``, ``distributed.max_restarts``, ``distributed.games_per_actor``).
+    A moved key does not replace its new key when both are set. Anything but a mapping is
+    returned as it is (the loader says what is wrong with it)."""
+    if not isinstance(data, dict):
+        return data, []
+    data = copy.deepcopy(data)
+    notes: list[str] = []
+    for old, (new, why) in RETIRED_CONFIG_KEYS.items():
+        section, key = old.split(".")
+        node = data.get(section)
+        if not isinstance(node, dict) or key not in node:
+            continue
+        value = node.pop(key)
+        if new is not None:
+            new_section, new_key = new.split(".")
+            target = data.setdefault(new_section, {})
+            if isinstance(target, dict):
+                target.setdefault(new_key, value)
+        moved = f"moved to {new}" if new else "ignored"
+        notes.append(f"key '{old}' is retired and {moved}: {why}")
+    return data, notes
+
+
+# --- checkpoints -----------------------------------------------------------------------
+COUNTERS_ADDED: dict[str, Any] = {
+    "worker_restarts": 0,
+    "pace_ratio": 0.0,
+    "pace_positions": 0,
+    "pace_samples": 0,
+    "seconds": 0.0,
+    "eval_seconds": 0.0,
+    "budget_spent": False,
+}
+"""Progress counters later versions added, with the value that describes a run from before them."""
+
+
+def upgrade_counters(counters: Mapping[str, Any]) -> dict[str, Any]:
+    """A checkpoint's ``counters`` with every key today's trainer reads (a copy).
+
+    Old formats, each lacking the keys added since:
+
+    - before worker pools: no ``worker_restarts`` (no worker was ever replaced: 0);
+    - before the replay-ratio pacing counted from where the ratio took effect: no
+      ``pace_ratio``, ``pace_positions``, ``pace_samples`` (0: no ratio set, so the
+      resume sets one and counts from there);
+    - before the run's wall time was kept: no ``seconds`` (0: the clock starts at the resume);
+    - before ``train.hours``: no ``eval_seconds`` and ``budget_spent`` (no evaluation
+      timed yet; no budget ended the run).
+    """
+    return {**COUNTERS_ADDED, **counters}
+
+
+def upgrade_learner_state(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A checkpoint's ``learner`` state without what today's learner does not restore (a copy).
+
+    Old format: checkpoints from before the learning rate followed the run's progress hold a
+    ``scheduler`` entry (the state of a torch LR scheduler); the rate now follows from the
+    progress alone, so it is dropped."""
+    return {key: value for key, value in state.items() if key != "scheduler"}
+
+
+def upgrade_selfplay_state(state: Mapping[str, Any]) -> dict[str, Any]:
+    """An in-process self-play worker's saved state with a search value for every record of
+    its games in progress (a copy).
+
+    Old format: checkpoints from before search values were kept in the samples: the games
+    have no ``values``; each record gets NaN, which the worker reads as "no search value"
+    and replaces with the game's outcome when the game ends."""
+    out = dict(state)
+    if "games" in out:
+        out["games"] = [
+            game if "values" in game else {**game, "values": np.full(len(game["sides"]), np.nan, np.float32)}
+            for game in out["games"]
+        ]
+    return out
+
+
+PLAY_SETTINGS_BEFORE_THEIR_KEYS: dict[str, Any] = {"algorithm": "puct", "play_forced_hops": False}
+"""What a run saved before ``eval.algorithm`` / ``eval.play_forced_hops`` existed plays with."""
+
+
+def upgrade_checkpoint_config(config: object) -> dict[str, Any]:
+    """A checkpoint's saved run ``config`` with the sections (``train``, ``mcts``, ``eval``) and
+    keys a resume and a player read (a copy).
+
+    Old formats:
+
+    - a checkpoint without a config (none is required to load one): empty sections, so
+      every setting takes its default;
+    - runs from before ``train.hours``: no budget (``train.hours`` 0);
+    - runs from before ``eval.algorithm``: the agent plays PUCT;
+    - runs from before ``eval.play_forced_hops``: the agent searches every hop (off).
+    """
+    data: dict[str, Any] = copy.deepcopy(config) if isinstance(config, dict) else {}
+    for section in ("train", "mcts", "eval"):
+        data.setdefault(section, {})
+    if isinstance(data["train"], dict):
+        data["train"].setdefault("hours", 0.0)
+    if isinstance(data["eval"], dict):
+        for key, value in PLAY_SETTINGS_BEFORE_THEIR_KEYS.items():
+            data["eval"].setdefault(key, value)
+    return data
+
+
+# --- run directories -------------------------------------------------------------------
+def upgrade_replay_snapshot(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The arrays of a one-file replay snapshot (``ReplayBuffer.snapshot``) in format 2 (a copy).
+
+    Old format: format 1, written before samples kept their search value, has no ``value``
+    array; each sample's value is its game's outcome, seen by the side to move (the codes
+    format 1 wrote: 0 a win +1, 1 a draw 0, 2 a loss -1)."""
+    out = dict(arrays)
+    if int(out["version"]) == 1:
+        outcome = out["outcome"]
+        out["value"] = np.select([outcome == 0, outcome == 2], [1.0, -1.0], 0.0).astype(np.float32)
+        out["version"] = np.array(2)
+    return out
+
+
+def one_file_replay_snapshot(run_root: str | Path) -> Path:
+    """Where a run directory written before chunked replay saves kept its buffer.
+
+    Old format: one ``replay.npz`` at the run's root (a `ReplayBuffer.snapshot`, rewritten at
+    every checkpoint), where runs now keep ``replay/chunk_<first>_<end>.npz``; read on resume
+    when the run has no chunks."""
+    return Path(run_root) / "replay.npz"

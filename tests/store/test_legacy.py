@@ -1,0 +1,226 @@
+"""Backward compatibility: every old format `tammi_rl.legacy` reads, built by hand and upgraded."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from tammi_rl.config import Config, NetworkConfig, TrainConfig
+from tammi_rl.legacy import (
+    upgrade_checkpoint_config,
+    upgrade_counters,
+    upgrade_learner_state,
+    upgrade_replay_snapshot,
+    upgrade_retired_keys,
+    upgrade_selfplay_state,
+)
+from tammi_rl.nn.model import build_model
+from tammi_rl.selfplay.samples import MAX_LEGAL, outcome_values
+from tammi_rl.train.learner import Learner
+from tammi_rl.train.replay import ReplayBuffer
+from tammi_rl.train.trainer import Counters
+
+SHAPE = (11, 8, 8)
+
+
+# --- configs ---------------------------------------------------------------------------
+def test_config_from_before_the_replay_ratio_drops_steps_per_iteration():
+    old = {"train": {"steps_per_iteration": 40, "lr": 0.01}}
+    new, notes = upgrade_retired_keys(old)
+    assert new == {"train": {"lr": 0.01}}
+    assert old == {"train": {"steps_per_iteration": 40, "lr": 0.01}}  # a copy: the caller's mapping is kept
+    assert len(notes) == 1 and "'train.steps_per_iteration' is retired and ignored" in notes[0]
+    assert "train.replay_ratio" in notes[0]
+
+
+def test_config_from_before_selfplay_max_restarts_moves_the_distributed_key():
+    new, notes = upgrade_retired_keys({"distributed": {"max_restarts": 7, "backend": "ray"}})
+    assert new == {"distributed": {"backend": "ray"}, "selfplay": {"max_restarts": 7}}
+    assert notes == [
+        "key 'distributed.max_restarts' is retired and moved to selfplay.max_restarts: "
+        "it now counts the deaths of workers and actors alike"
+    ]
+    both, _ = upgrade_retired_keys({"distributed": {"max_restarts": 7}, "selfplay": {"max_restarts": 2}})
+    assert both == {"distributed": {}, "selfplay": {"max_restarts": 2}}  # the new key, when set, wins
+
+
+def test_config_from_before_streamed_games_drops_games_per_actor():
+    new, notes = upgrade_retired_keys({"distributed": {"games_per_actor": 3}})
+    assert new == {"distributed": {}}
+    assert len(notes) == 1 and "'distributed.games_per_actor' is retired and ignored" in notes[0]
+
+
+def test_todays_config_and_non_mappings_pass_unchanged():
+    today = Config().to_dict()
+    assert upgrade_retired_keys(today) == (today, [])
+    assert upgrade_retired_keys(["not", "a", "mapping"]) == (["not", "a", "mapping"], [])
+
+
+# --- checkpoint counters ---------------------------------------------------------------
+FIRST_COUNTERS = {
+    "iteration": 12,
+    "games": 480,
+    "positions": 30_000,
+    "samples_trained": 120_000,
+    "replay_total_added": 30_000,
+    "eval_scores": {2: 0.75},
+}
+"""The counters of the first checkpoint format."""
+
+
+def test_counters_from_before_worker_pools_have_no_restarts():
+    new = upgrade_counters(FIRST_COUNTERS)
+    assert {k: new[k] for k in FIRST_COUNTERS} == FIRST_COUNTERS
+    assert new["worker_restarts"] == 0
+    assert set(new) == {f.name for f in dataclasses.fields(Counters)}  # every counter today's trainer keeps
+    assert Counters(**new).iteration == 12
+    assert "worker_restarts" not in FIRST_COUNTERS  # a copy
+
+
+def test_counters_from_before_pacing_from_the_ratio_have_no_ratio_set():
+    old = {**FIRST_COUNTERS, "worker_restarts": 2}
+    new = upgrade_counters(old)
+    assert (new["pace_ratio"], new["pace_positions"], new["pace_samples"]) == (0.0, 0, 0)
+    assert new["worker_restarts"] == 2
+    counters = Counters(**new)
+    said = counters.pace_from_here(4.0)
+    assert said == "the replay ratio was not set (a run from before pacing) and is now 4; pacing counts from here"
+    assert (counters.pace_ratio, counters.pace_positions, counters.pace_samples) == (4.0, 30_000, 120_000)
+
+
+def test_counters_from_before_the_run_clock_start_it_at_zero():
+    old = {**FIRST_COUNTERS, "worker_restarts": 0, "pace_ratio": 4.0, "pace_positions": 0, "pace_samples": 0}
+    new = upgrade_counters(old)
+    assert new["seconds"] == 0.0 and new["pace_ratio"] == 4.0
+
+
+def test_counters_from_before_train_hours_have_no_evaluation_timed_and_no_budget_spent():
+    old = {**FIRST_COUNTERS, "worker_restarts": 0, "pace_ratio": 4.0, "pace_positions": 0, "pace_samples": 0}
+    old["seconds"] = 3600.0
+    new = upgrade_counters(old)
+    assert new["eval_seconds"] == 0.0 and new["budget_spent"] is False and new["seconds"] == 3600.0
+
+
+def test_todays_counters_pass_unchanged():
+    today = dataclasses.asdict(Counters(iteration=3, seconds=12.5, budget_spent=True, eval_seconds=4.0, pace_ratio=2))
+    assert upgrade_counters(today) == today
+
+
+# --- the learner, the self-play worker and the saved config -----------------------------
+def test_learner_state_from_before_progress_driven_lr_drops_the_scheduler(russian):
+    network = NetworkConfig(blocks=1, channels=8, value_hidden=8)
+    first = Learner(build_model(russian, network), TrainConfig())
+    scheduler = torch.optim.lr_scheduler.LambdaLR(first.optimizer, lambda step: 1.0)  # what it kept then
+    old = {"optimizer": first.optimizer.state_dict(), "scheduler": scheduler.state_dict(), "step": 7}
+    new = upgrade_learner_state(old)
+    assert set(new) == {"optimizer", "step"} and "scheduler" in old
+    learner = Learner(build_model(russian, network), TrainConfig())
+    learner.load_state_dict(new)
+    assert learner.step_count == 7
+
+
+def old_game(records: int) -> dict:
+    return {
+        "start": "W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12",
+        "moves": [],
+        "prefix": np.zeros(0, np.int64),
+        "play_out": False,
+        "would_resign": -1,
+        "obs": np.zeros((records, *SHAPE), np.float32),
+        "legal": np.zeros((records, MAX_LEGAL), np.int32),
+        "policy": np.zeros((records, MAX_LEGAL), np.float32),
+        "sides": np.arange(records, dtype=np.int64) % 2,
+    }
+
+
+def test_selfplay_games_from_before_search_values_get_nan_values():
+    rng_state = np.random.default_rng(1).bit_generator.state
+    today = {**old_game(2), "values": np.array([0.5, -0.25], np.float32)}
+    old = {"rng": rng_state, "games": [old_game(3), today]}
+    new = upgrade_selfplay_state(old)
+    assert new["rng"] == rng_state and len(new["games"]) == 2
+    values = new["games"][0]["values"]
+    assert values.dtype == np.float32 and values.shape == (3,) and np.isnan(values).all()
+    assert new["games"][1] is today  # games in today's format are kept as they are
+    assert "values" not in old["games"][0]  # a copy
+    assert upgrade_selfplay_state({"rng": rng_state}) == {"rng": rng_state}  # no games: nothing added
+
+
+def test_checkpoint_without_a_config_gets_empty_sections():
+    for missing in (None, "not a mapping"):
+        config = upgrade_checkpoint_config(missing)
+        assert config == {
+            "train": {"hours": 0.0},
+            "mcts": {},
+            "eval": {"algorithm": "puct", "play_forced_hops": False},
+        }
+
+
+def test_checkpoint_config_from_before_train_hours_has_no_budget():
+    old = Config().to_dict()
+    del old["train"]["hours"]
+    assert upgrade_checkpoint_config(old)["train"]["hours"] == 0.0
+    assert "hours" not in old["train"]  # a copy
+
+
+def test_checkpoint_config_from_before_eval_algorithm_plays_puct():
+    old = Config().to_dict()
+    old["mcts"]["algorithm"] = "gumbel"
+    del old["eval"]["algorithm"]
+    new = upgrade_checkpoint_config(old)
+    assert new["eval"]["algorithm"] == "puct" and new["mcts"]["algorithm"] == "gumbel"
+
+
+def test_checkpoint_config_from_before_eval_play_forced_hops_searches_every_hop():
+    old = Config().to_dict()
+    old["mcts"]["play_forced_hops"] = True  # self-play's own: not the agent's
+    del old["eval"]["play_forced_hops"]
+    assert upgrade_checkpoint_config(old)["eval"]["play_forced_hops"] is False
+
+
+def test_todays_checkpoint_config_passes_unchanged():
+    today = Config(train=TrainConfig(hours=2.0)).to_dict()
+    today["eval"]["algorithm"] = "gumbel"
+    today["eval"]["play_forced_hops"] = True
+    assert upgrade_checkpoint_config(today) == today
+
+
+# --- replay snapshots --------------------------------------------------------------------
+def version_1_arrays(n: int) -> dict[str, np.ndarray]:
+    ids = np.arange(n)
+    return {
+        "version": np.array(1),
+        "total_added": np.array(n, np.int64),
+        "obs": np.broadcast_to(ids[:, None, None, None], (n, *SHAPE)).astype(np.float16),
+        "legal": np.zeros((n, MAX_LEGAL), np.int16),
+        "policy": np.zeros((n, MAX_LEGAL), np.float16),
+        "outcome": (ids % 3).astype(np.int8),
+    }
+
+
+def test_replay_snapshot_version_1_takes_the_outcomes_as_values(tmp_path):
+    """Format 1 (before samples kept their search value): outcome codes 0/1/2 -> values 1/0/-1."""
+    old = version_1_arrays(6)
+    new = upgrade_replay_snapshot(old)
+    assert int(new["version"]) == 2 and "value" not in old
+    np.testing.assert_array_equal(new["value"], np.array([1, 0, -1, 1, 0, -1], np.float32))
+    np.testing.assert_array_equal(new["value"], outcome_values(old["outcome"]))  # today's reading of the codes
+    path = tmp_path / "v1.npz"
+    np.savez(path, **old)
+    back = ReplayBuffer.load(path, 10, SHAPE)
+    assert back.contents().obs[:, 0, 0, 0].tolist() == list(range(6)) and back.total_added == 6
+    np.testing.assert_array_equal(back.contents().value, new["value"])
+
+
+def test_replay_snapshot_of_today_passes_unchanged():
+    today = {**version_1_arrays(3), "version": np.array(2), "value": np.full(3, 0.5, np.float32)}
+    assert upgrade_replay_snapshot(today).keys() == today.keys()
+    np.testing.assert_array_equal(upgrade_replay_snapshot(today)["value"], today["value"])
+
+
+@pytest.mark.parametrize("version", [0, 3])
+def test_unknown_replay_snapshot_formats_are_left_for_the_reader_to_refuse(version):
+    arrays = {**version_1_arrays(2), "version": np.array(version)}
+    new = upgrade_replay_snapshot(arrays)
+    assert new.keys() == arrays.keys() and all(new[k] is arrays[k] for k in arrays)
