@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from tammi_rl.alphabeta.evaluation import evaluate
+from tammi_rl.alphabeta.heuristic import evaluate
 from tammi_rl.alphabeta.zobrist import SIDE_KEY_ROW, hash_bitboards
 from tammi_rl.rules.movegen import (
     F_CAPTURED,

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from tammi_rl.alphabeta import core
-from tammi_rl.alphabeta.evaluation import EvalWeights, build_tables, default_weights, evaluate
+from tammi_rl.alphabeta.heuristic import EvalWeights, build_tables, default_weights, evaluate
 from tammi_rl.alphabeta.zobrist import DEFAULT_KEYS, hash_position
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.position import Move, Position

@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tammi_rl import __version__
-from tammi_rl.cli.evaluate import add_eval_arguments, run_eval_command
+from tammi_rl.cli.config_cmd import add_config_arguments, run_config_command
 from tammi_rl.cli.hub import add_hub_arguments, run_hub
-from tammi_rl.cli.play import add_match_arguments, add_play_arguments, run_match_command, run_play
+from tammi_rl.cli.matches import add_eval_arguments, add_match_arguments, run_eval_command, run_match_command
+from tammi_rl.cli.play import add_play_arguments, run_play
 from tammi_rl.cli.serve import add_serve_arguments, run_serve
 from tammi_rl.config import load_config
 from tammi_rl.rules.engine import Rules
@@ -182,7 +183,7 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-# play and match live in tammi_rl.cli.play, eval in tammi_rl.cli.evaluate.
+# play lives in tammi_rl.cli.play, eval and match in tammi_rl.cli.matches.
 def _export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("checkpoint", help="a checkpoint file or a run directory (its latest checkpoint)")
     target = parser.add_mutually_exclusive_group(required=True)
@@ -213,6 +214,12 @@ COMMANDS: tuple[Command, ...] = (
         run_match_command,
     ),
     Command("train", "train an agent by self-play from a run config (or --resume a run)", _train_arguments, _train),
+    Command(
+        "config",
+        "print a run config fully resolved, every key with its doc, marking what the file and overrides set",
+        add_config_arguments,
+        run_config_command,
+    ),
     Command(
         "eval",
         "rate a checkpoint (or every checkpoint of a run) against alpha-beta; W/D/L, CI, Elo",

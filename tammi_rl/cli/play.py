@@ -1,7 +1,6 @@
-"""The ``tammi-rl play`` and ``tammi-rl match`` subcommands (registered in `tammi_rl.cli`).
+"""The ``tammi-rl play`` subcommand: one game in the terminal (registered in `tammi_rl.cli.main`).
 
-tammi-rl play russian --white human --black alphabeta:depth=6
-tammi-rl match russian alphabeta:depth=6 alphabeta:depth=2 --games 20 --pdn out.pdn
+Example: ``tammi-rl play russian --white human --black alphabeta:depth=6``.
 """
 
 from __future__ import annotations
@@ -13,12 +12,9 @@ from pathlib import Path
 from typing import TextIO
 
 from tammi_rl.env.render import board_text
-from tammi_rl.eval.match import MatchGame, match_pdn, run_match
-from tammi_rl.eval.openings import load_openings, read_openings
 from tammi_rl.players import HumanPlayer, Player, PlayerQuit, parse_player_spec
 from tammi_rl.players.defaults import default_player_spec
 from tammi_rl.rules.engine import Rules
-from tammi_rl.rules.errors import TammiError
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.notation import format_move
 from tammi_rl.rules.pdn import game_to_pdn, move_label, movetext
@@ -36,7 +32,6 @@ def _describe_search(player: object) -> str:
     return f"  ({score}, depth {last.depth}, {last.nodes} nodes, {last.seconds:.2f}s)"
 
 
-# --- play -----------------------------------------------------------------------------------
 def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", metavar="VARIANT", help="variant name (russian, english, ...) or a .toml path")
     parser.add_argument("--white", default="human", help="player spec for White (default: human)")
@@ -110,44 +105,3 @@ def _write_pdn(args: argparse.Namespace, rules: Rules, game: Game, players: dict
 
 def _today() -> str:
     return datetime.date.today().strftime("%Y.%m.%d")
-
-
-# --- match ----------------------------------------------------------------------------------
-def add_match_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("variant", metavar="VARIANT", help="variant name (russian, english, ...) or a .toml path")
-    parser.add_argument("player_a", metavar="PLAYER_A", help="player spec, e.g. alphabeta:depth=6")
-    parser.add_argument("player_b", metavar="PLAYER_B", help="player spec, e.g. random")
-    parser.add_argument("--games", type=int, default=10, help="number of games (default 10)")
-    parser.add_argument("--pdn", help="write all games to this PDN file")
-    parser.add_argument("--seed", type=int, default=0, help="match seed (players are reseeded per game)")
-    parser.add_argument("--max-plies", type=int, default=300, help="adjudicate after this many plies (default 300)")
-    parser.add_argument("--openings", help="openings file (default: envs/openings/VARIANT.txt)")
-    parser.add_argument("--quiet", action="store_true", help="print only the final summary")
-
-
-def run_match_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Play a match and print W/D/L, the score with its 95% interval, and the Elo difference."""
-    out = out or sys.stdout
-    if args.games < 1:
-        raise TammiError(f"--games must be >= 1, got {args.games}")
-    rules = Rules.for_variant(args.variant)
-    a = parse_player_spec(args.player_a, rules)
-    b = parse_player_spec(args.player_b, rules)
-    if a.name == b.name:
-        a.name, b.name = f"A:{a.name}", f"B:{b.name}"
-    openings = read_openings(rules, args.openings) if args.openings else load_openings(rules)
-
-    def progress(i: int, record: MatchGame) -> None:
-        if not args.quiet:
-            print(record.summary(i), file=out, flush=True)
-
-    result = run_match(
-        rules, a, b, args.games, openings=openings, max_plies=args.max_plies, seed=args.seed, on_game=progress
-    )
-    print(result.summary(), file=out)
-    if args.pdn:
-        text = match_pdn(rules, result)
-        text = text.replace('[Date "????.??.??"]', f'[Date "{_today()}"]')
-        Path(args.pdn).write_text(text, encoding="utf-8")
-        print(f"{len(result.games)} games written to {args.pdn}", file=out)
-    return 0

@@ -34,7 +34,7 @@ import onnxruntime as ort
 import torch
 
 from tammi_rl.config.schema import RUNTIMES
-from tammi_rl.nn.evaluator import model_evaluator
+from tammi_rl.nn.leaf_evaluator import model_evaluator
 from tammi_rl.nn.model import PolicyValueNet, wdl_to_value
 
 __all__ = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tammi_rl.alphabeta.driver import MAX_DEPTH, AlphaBeta, AlphaBetaConfig, AlphaBetaResult
-from tammi_rl.alphabeta.evaluation import EvalWeights
+from tammi_rl.alphabeta.heuristic import EvalWeights
 from tammi_rl.players.base import Player
 from tammi_rl.players.spec import PlayerSpecError, float_option, int_option, reject_unknown
 from tammi_rl.rules.engine import Rules

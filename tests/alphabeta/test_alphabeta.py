@@ -8,7 +8,7 @@ import pytest
 
 from tammi_rl.alphabeta import core
 from tammi_rl.alphabeta.driver import AlphaBeta, AlphaBetaConfig
-from tammi_rl.alphabeta.evaluation import EvalWeights, default_weights
+from tammi_rl.alphabeta.heuristic import EvalWeights, default_weights
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
 from tammi_rl.rules.notation import format_move

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from tammi_rl.cli import main
-from tammi_rl.cli.evaluate import expand_specs
+from tammi_rl.cli.matches import expand_specs
 from tammi_rl.config import Config, NetworkConfig
 from tammi_rl.eval.arena import Arena
 from tammi_rl.nn.model import build_model

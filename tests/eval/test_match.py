@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tammi_rl.cli.play import run_match_command, run_play
+from tammi_rl.cli.matches import run_match_command
+from tammi_rl.cli.play import run_play
 from tammi_rl.env.render import board_text
 from tammi_rl.eval.match import match_pdn, play_game, run_match
 from tammi_rl.eval.openings import OPENINGS_DIR, START, load_openings

@@ -16,7 +16,7 @@ import numpy as np
 from numba import types
 from numba.core.registry import CPUDispatcher
 
-from tammi_rl.alphabeta import core, evaluation, zobrist
+from tammi_rl.alphabeta import core, heuristic, zobrist
 from tammi_rl.alphabeta.driver import AlphaBeta, AlphaBetaConfig
 from tammi_rl.config import MCTSConfig
 from tammi_rl.env import observation
@@ -27,7 +27,7 @@ from tammi_rl.rules import draw_rules, movegen, turn
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 
-MODULES = [movegen, draw_rules, turn, observation, tree, core, evaluation, zobrist]
+MODULES = [movegen, draw_rules, turn, observation, tree, core, heuristic, zobrist]
 
 
 def no_runtime_dispatchers():

@@ -1,4 +1,4 @@
-"""A policy-value network as a search evaluator: numpy planes in, numpy logits and values out.
+"""The network as the search's leaf callback: numpy planes in, numpy logits and values out.
 
 ``evaluate(obs float32 [L, C, H, W]) -> (logits float32 [L, A], values float32 [L])``, where
 each value is the expected score for the side to move in that leaf, in [-1, 1]. This is

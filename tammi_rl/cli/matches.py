@@ -1,5 +1,6 @@
-"""The ``tammi-rl eval`` subcommand (registered in `tammi_rl.cli`).
+"""The ``tammi-rl eval`` and ``tammi-rl match`` subcommands (registered in `tammi_rl.cli.main`).
 
+    tammi-rl match russian alphabeta:depth=6 alphabeta:depth=2 --games 20
     tammi-rl eval runs/russian/checkpoints/ckpt_000050.pt --vs alphabeta:depth=1,2,4,6 --games 20
     tammi-rl eval runs/russian --gauntlet --vs alphabeta:depth=1,2,4 --anchor alphabeta:depth=2 --games 10
 
@@ -29,7 +30,7 @@ from typing import TextIO
 from tammi_rl.config import SEARCH_ALGORITHMS
 from tammi_rl.eval.arena import Arena, match_row
 from tammi_rl.eval.elo import fit_elo
-from tammi_rl.eval.match import DEFAULT_MAX_PLIES, MatchGame, MatchResult
+from tammi_rl.eval.match import DEFAULT_MAX_PLIES, MatchGame, MatchResult, match_pdn, run_match
 from tammi_rl.eval.openings import load_openings, read_openings
 from tammi_rl.players import PlayerSpecError, parse_player_spec
 from tammi_rl.rules.engine import Rules
@@ -239,12 +240,15 @@ def _match_line(result: MatchResult) -> str:
     )
 
 
+def _today() -> str:
+    return datetime.date.today().strftime("%Y.%m.%d")
+
+
 def _write_outputs(out_dir: Path, arena: Arena, summary: dict) -> None:
     """games.pdn, summary.json (with every game record) and summary.csv (one row per match)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    today = datetime.date.today().strftime("%Y.%m.%d")
     (out_dir / "games.pdn").write_text(
-        arena.pdn().replace('[Date "????.??.??"]', f'[Date "{today}"]'), encoding="utf-8"
+        arena.pdn().replace('[Date "????.??.??"]', f'[Date "{_today()}"]'), encoding="utf-8"
     )
     summary["games"] = [r.to_dict() for r in arena.records]
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
@@ -265,3 +269,44 @@ def _write_outputs(out_dir: Path, arena: Arena, summary: dict) -> None:
                     "opponent_elo_error": round(o["error"], 1),
                 }
             )
+
+
+# --- match ----------------------------------------------------------------------------------
+def add_match_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("variant", metavar="VARIANT", help="variant name (russian, english, ...) or a .toml path")
+    parser.add_argument("player_a", metavar="PLAYER_A", help="player spec, e.g. alphabeta:depth=6")
+    parser.add_argument("player_b", metavar="PLAYER_B", help="player spec, e.g. random")
+    parser.add_argument("--games", type=int, default=10, help="number of games (default 10)")
+    parser.add_argument("--pdn", help="write all games to this PDN file")
+    parser.add_argument("--seed", type=int, default=0, help="match seed (players are reseeded per game)")
+    parser.add_argument("--max-plies", type=int, default=300, help="adjudicate after this many plies (default 300)")
+    parser.add_argument("--openings", help="openings file (default: envs/openings/VARIANT.txt)")
+    parser.add_argument("--quiet", action="store_true", help="print only the final summary")
+
+
+def run_match_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Play a match and print W/D/L, the score with its 95% interval, and the Elo difference."""
+    out = out or sys.stdout
+    if args.games < 1:
+        raise TammiError(f"--games must be >= 1, got {args.games}")
+    rules = Rules.for_variant(args.variant)
+    a = parse_player_spec(args.player_a, rules)
+    b = parse_player_spec(args.player_b, rules)
+    if a.name == b.name:
+        a.name, b.name = f"A:{a.name}", f"B:{b.name}"
+    openings = read_openings(rules, args.openings) if args.openings else load_openings(rules)
+
+    def progress(i: int, record: MatchGame) -> None:
+        if not args.quiet:
+            print(record.summary(i), file=out, flush=True)
+
+    result = run_match(
+        rules, a, b, args.games, openings=openings, max_plies=args.max_plies, seed=args.seed, on_game=progress
+    )
+    print(result.summary(), file=out)
+    if args.pdn:
+        text = match_pdn(rules, result)
+        text = text.replace('[Date "????.??.??"]', f'[Date "{_today()}"]')
+        Path(args.pdn).write_text(text, encoding="utf-8")
+        print(f"{len(result.games)} games written to {args.pdn}", file=out)
+    return 0
