@@ -8,9 +8,12 @@ A checkpoint (or a run directory's latest checkpoint) plays the MCTS agent at ``
 simulations per hop against each opponent: colour-paired games from the variant's
 balanced openings. Printed: W/D/L and score with its 95% CI per opponent, then Elo
 ratings fitted over all games (anchored on ``--anchor``). ``--gauntlet`` rates every
-checkpoint of a run instead (`tammi_rl.eval.gauntlet`). Written to ``--out``: all
-games as ``games.pdn``, ``summary.json`` and ``summary.csv`` (one row per match), and
-in gauntlet mode ``ladder.csv`` and ``ladder.png``.
+checkpoint of a run instead (`tammi_rl.eval.gauntlet`). Written to ``--out`` (default
+``./eval_NAME``, or ``./gauntlet_RUN``, in the current directory): all games as
+``games.pdn``, ``summary.json`` and ``summary.csv`` (one row per match), and in gauntlet
+mode ``ladder.csv`` and ``ladder.png``. ``match`` writes its games to ``--out`` (default
+``./match_VARIANT.pdn``). Outputs never go next to the checkpoint: a shipped model lives
+inside the installed package (`tammi_rl.cli.outputs`).
 
 ``--vs`` takes player specs (`tammi_rl.players`); a comma-separated list of bare values
 repeats the option before it, so ``alphabeta:depth=1,2,4`` means three opponents.
@@ -21,12 +24,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime
 import json
 import sys
 from pathlib import Path
 from typing import TextIO
 
+from tammi_rl.cli.outputs import output_path, pdn_date, shown
 from tammi_rl.config import SEARCH_ALGORITHMS
 from tammi_rl.eval.arena import Arena, match_row
 from tammi_rl.eval.elo import fit_elo
@@ -86,7 +89,13 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         help="rate every checkpoint of the run against the opponents and its neighbour",
     )
     parser.add_argument("--no-neighbours", action="store_true", help="gauntlet: skip checkpoint-vs-next games")
-    parser.add_argument("--out", metavar="DIR", help="output directory (default: RUN_DIR/eval or CKPT_eval)")
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="directory for games.pdn, summary.json and summary.csv (and ladder.csv, ladder.png with --gauntlet); "
+        "default: eval_NAME in the current directory, NAME being the shipped model, the checkpoint file's stem or "
+        "the run directory's name (gauntlet_RUN with --gauntlet), with _2, _3, ... added when that name is taken",
+    )
     parser.add_argument("--seed", type=int, default=0, help="arena seed (default 0)")
     parser.add_argument("--max-plies", type=int, help="adjudicate after this many plies (default: the run's cap)")
     parser.add_argument("--openings", help="openings file (default: envs/openings/VARIANT.txt)")
@@ -126,7 +135,7 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
     max_plies = args.max_plies or run_cfg.get("selfplay", {}).get("max_plies") or DEFAULT_MAX_PLIES
     openings = read_openings(rules, args.openings) if args.openings else load_openings(rules)
     arena = Arena(rules, openings, max_plies, args.seed)
-    out_dir = Path(args.out) if args.out else _default_out(ckpt_path, run_dir)
+    out_dir = output_path(args.out, _default_stem(ckpt_path, run_dir, args.gauntlet))
 
     def on_game(i: int, record: MatchGame) -> None:
         if not args.quiet:
@@ -188,7 +197,7 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
         summary |= {"checkpoint": str(ckpt_path), "mode": "single", "agent": agent.name}
     summary |= {"anchor": anchor.name, "matches": [match_row(m) for m in arena.matches], "elo": fit.to_dict()}
     _write_outputs(out_dir, arena, summary)
-    print(f"{len(arena.records)} games and the summary written to {out_dir}", file=out)
+    print(f"{len(arena.records)} games and the summary written to {shown(out_dir)}", file=out)
     return 0
 
 
@@ -219,10 +228,11 @@ def _resolve_target(target: Path, gauntlet: bool) -> tuple[Path, Path | None]:
     return target, None
 
 
-def _default_out(ckpt_path: Path, run_dir: Path | None) -> Path:
+def _default_stem(ckpt_path: Path, run_dir: Path | None, gauntlet: bool) -> str:
+    """``eval_NAME`` (shipped model, checkpoint stem or run name) or ``gauntlet_RUN``."""
     if run_dir is not None:
-        return run_dir / "eval"
-    return ckpt_path.with_name(f"{ckpt_path.stem}_eval")
+        return f"{'gauntlet' if gauntlet else 'eval'}_{run_dir.resolve().name}"
+    return f"eval_{ckpt_path.stem}"
 
 
 def _agent_name(ckpt_path: Path, run_dir: Path | None) -> str:
@@ -240,15 +250,11 @@ def _match_line(result: MatchResult) -> str:
     )
 
 
-def _today() -> str:
-    return datetime.date.today().strftime("%Y.%m.%d")
-
-
 def _write_outputs(out_dir: Path, arena: Arena, summary: dict) -> None:
     """games.pdn, summary.json (with every game record) and summary.csv (one row per match)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "games.pdn").write_text(
-        arena.pdn().replace('[Date "????.??.??"]', f'[Date "{_today()}"]'), encoding="utf-8"
+        arena.pdn().replace('[Date "????.??.??"]', f'[Date "{pdn_date()}"]'), encoding="utf-8"
     )
     summary["games"] = [r.to_dict() for r in arena.records]
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
@@ -277,7 +283,13 @@ def add_match_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("player_a", metavar="PLAYER_A", help="player spec, e.g. alphabeta:depth=6")
     parser.add_argument("player_b", metavar="PLAYER_B", help="player spec, e.g. random")
     parser.add_argument("--games", type=int, default=10, help="number of games (default 10)")
-    parser.add_argument("--pdn", help="write all games to this PDN file")
+    parser.add_argument(
+        "--out",
+        "--pdn",
+        metavar="FILE",
+        help="PDN file for the games (default: match_VARIANT.pdn in the current directory, with _2, _3, ... "
+        "added when that name is taken)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="match seed (players are reseeded per game)")
     parser.add_argument("--max-plies", type=int, default=300, help="adjudicate after this many plies (default 300)")
     parser.add_argument("--openings", help="openings file (default: envs/openings/VARIANT.txt)")
@@ -285,7 +297,7 @@ def add_match_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_match_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Play a match and print W/D/L, the score with its 95% interval, and the Elo difference."""
+    """Play a match, print W/D/L, the score with its 95% interval and the Elo difference, write the PDN."""
     out = out or sys.stdout
     if args.games < 1:
         raise TammiError(f"--games must be >= 1, got {args.games}")
@@ -304,9 +316,9 @@ def run_match_command(args: argparse.Namespace, out: TextIO | None = None) -> in
         rules, a, b, args.games, openings=openings, max_plies=args.max_plies, seed=args.seed, on_game=progress
     )
     print(result.summary(), file=out)
-    if args.pdn:
-        text = match_pdn(rules, result)
-        text = text.replace('[Date "????.??.??"]', f'[Date "{_today()}"]')
-        Path(args.pdn).write_text(text, encoding="utf-8")
-        print(f"{len(result.games)} games written to {args.pdn}", file=out)
+    path = output_path(args.out, f"match_{rules.variant.name}", ".pdn")
+    text = match_pdn(rules, result).replace('[Date "????.??.??"]', f'[Date "{pdn_date()}"]')
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    print(f"{len(result.games)} games written to {shown(path)}", file=out)
     return 0

@@ -1,16 +1,16 @@
 """The ``tammi-rl play`` subcommand: one game in the terminal (registered in `tammi_rl.cli.main`).
 
-Example: ``tammi-rl play russian --white human --black alphabeta:depth=6``.
+Example: ``tammi-rl play russian --white human --black alphabeta:depth=6``. The game is saved
+as PDN when it ends or stops, to ``--out`` or ``./play_VARIANT.pdn`` (`tammi_rl.cli.outputs`).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import sys
-from pathlib import Path
 from typing import TextIO
 
+from tammi_rl.cli.outputs import output_path, pdn_date, shown
 from tammi_rl.env.render import board_text
 from tammi_rl.players import HumanPlayer, Player, PlayerQuit, parse_player_spec
 from tammi_rl.players.defaults import default_player_spec
@@ -43,7 +43,13 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--fen", help="start position (default: the variant's start)")
     parser.add_argument("--max-plies", type=int, default=None, help="adjudicate after this many plies")
-    parser.add_argument("--pdn", help="write the game to this PDN file when it ends")
+    parser.add_argument(
+        "--out",
+        "--pdn",
+        metavar="FILE",
+        help="PDN file the game is saved to when it ends or stops (default: play_VARIANT.pdn in the current "
+        "directory, with _2, _3, ... added when that name is taken; nothing is saved when no move was played)",
+    )
 
 
 def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -94,14 +100,11 @@ def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def _write_pdn(args: argparse.Namespace, rules: Rules, game: Game, players: dict[int, Player], out: TextIO) -> None:
-    if not args.pdn:
+    if not game.moves and not args.out:
         return
     result = game.result.pdn if game.result is not None else "*"
-    tags = {"Event": "tammi-rl play", "Date": _today(), "White": players[WHITE].name, "Black": players[BLACK].name}
-    start = game.positions[0]
-    Path(args.pdn).write_text(game_to_pdn(rules, game.moves, start=start, tags=tags, result=result), encoding="utf-8")
-    print(f"game written to {args.pdn}", file=out)
-
-
-def _today() -> str:
-    return datetime.date.today().strftime("%Y.%m.%d")
+    tags = {"Event": "tammi-rl play", "Date": pdn_date(), "White": players[WHITE].name, "Black": players[BLACK].name}
+    path = output_path(args.out, f"play_{rules.variant.name}", ".pdn")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(game_to_pdn(rules, game.moves, start=game.positions[0], tags=tags, result=result), encoding="utf-8")
+    print(f"game written to {shown(path)}", file=out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import io
+from pathlib import Path
 
 import pytest
 
@@ -22,9 +23,14 @@ def test_move_labels_count_pairs_from_the_first_player() -> None:
     assert [move_label(english, ply) for ply in range(3)] == ["1.", "1...", "2."]
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the games are saved to ./play_russian.pdn
+
+
 def _args(**kw: object) -> argparse.Namespace:
     base = {"variant": "russian", "white": "human", "black": "alphabeta:depth=1", "fen": None, "max_plies": None}
-    return argparse.Namespace(**{**base, "pdn": None, **kw})
+    return argparse.Namespace(**{**base, "out": None, **kw})
 
 
 def test_play_numbers_prompts_moves_and_history(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -36,7 +42,8 @@ def test_play_numbers_prompts_moves_and_history(monkeypatch: pytest.MonkeyPatch)
     assert "1... black plays " in text and "2. white to move> " in text
     reply = text.split("1... black plays ")[1].split()[0]
     assert f"1. c3-d4 {reply}" in text  # the history command
-    assert text.rstrip().endswith("game stopped.") and f"moves: 1. c3-d4 {reply}" in text
+    assert text.rstrip().endswith("game stopped.\ngame written to " + str(Path("play_russian.pdn").resolve()))
+    assert f"moves: 1. c3-d4 {reply}" in text
 
 
 def test_a_game_from_a_black_to_move_position_starts_with_an_ellipsis() -> None:

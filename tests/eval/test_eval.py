@@ -115,7 +115,8 @@ def test_eval_checkpoint_prints_and_writes_summary(run_dir: Path, tmp_path: Path
     assert len(read_pdn((out / "games.pdn").read_text())) == 6
 
 
-def test_gauntlet_of_a_run_writes_every_output(run_dir: Path, capsys) -> None:
+def test_gauntlet_of_a_run_writes_every_output(run_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
     rc = main(
         [
             "eval",
@@ -132,7 +133,7 @@ def test_gauntlet_of_a_run_writes_every_output(run_dir: Path, capsys) -> None:
     )
     text = capsys.readouterr().out
     assert rc == 0, text
-    out = run_dir / "eval"
+    out = tmp_path / "gauntlet_tiny"  # the default: in the current directory, named after the run
     # 2 checkpoints x 2 opponents + 1 neighbour pairing, 2 games each.
     assert len(read_pdn((out / "games.pdn").read_text())) == 10
     summary = json.loads((out / "summary.json").read_text())

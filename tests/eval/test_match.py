@@ -75,7 +75,7 @@ def test_match_command(tmp_path: Path) -> None:
         player_a="alphabeta:depth=2",
         player_b="random:seed=4",
         games=2,
-        pdn=str(pdn),
+        out=str(pdn),
         seed=0,
         max_plies=60,
         openings=None,
@@ -96,7 +96,7 @@ def test_play_command_with_typed_moves(monkeypatch: pytest.MonkeyPatch, tmp_path
         black="alphabeta:depth=2",
         fen=None,
         max_plies=None,
-        pdn=str(tmp_path / "g.pdn"),
+        out=str(tmp_path / "g.pdn"),
     )
     assert run_play(args, out) == 0
     text = out.getvalue()
