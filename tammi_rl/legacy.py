@@ -62,6 +62,56 @@ def upgrade_retired_keys(data: Any) -> tuple[Any, list[str]]:
     return data, notes
 
 
+DEFAULTS_BEFORE_THE_RECIPE: dict[str, Any] = {
+    "threads": 0,
+    "runtime": "auto",
+    "network.blocks": 6,
+    "network.channels": 64,
+    "mcts.simulations": 64,
+    "mcts.gumbel_c_scale": 1.0,
+    "mcts.temperature_plies": 20,
+    "mcts.play_forced_hops": False,
+    "selfplay.games_per_iteration": 64,
+    "selfplay.parallel_games": 64,
+    "selfplay.max_plies": 300,
+    "selfplay.resign_playout_fraction": 0.1,
+    "replay.capacity": 200_000,
+    "train.iterations": 100,
+    "train.hours": 0.0,
+    "train.lr": 1e-3,
+    "train.value_target_search_weight": 0.0,
+    "eval.every": 5,
+    "eval.alphabeta_depths": [1, 2],
+}
+"""The defaults these keys had until the defaults became the shipped Russian CPU recipe
+(``configs/russian.yaml``, since which a config states only what differs from it)."""
+
+
+def upgrade_saved_config(config: Any) -> Any:
+    """A config a run saved (its run directory's ``config.yaml``, or a checkpoint's ``config``)
+    with each `DEFAULTS_BEFORE_THE_RECIPE` key it lacks set to that old default (a copy).
+
+    Old format: a run saves its whole resolved config, so a config saved before a key existed
+    lacks it, and that key's default once stood for the behaviour the run had; since the
+    defaults became the recipe, some of those defaults say otherwise. Of these keys only
+    ``runtime``, ``mcts.play_forced_hops``, ``train.hours`` and
+    ``train.value_target_search_weight`` came after the first saved configs; the others fill
+    partial configs (hand-made checkpoints) with what they meant before. Not for config files
+    a user writes: they mean today's defaults. Anything but a mapping, and a section that is
+    not one, is left as it is (the loader says what is wrong with it)."""
+    if not isinstance(config, dict):
+        return config
+    data = copy.deepcopy(config)
+    for dotted, value in DEFAULTS_BEFORE_THE_RECIPE.items():
+        *sections, key = dotted.split(".")
+        node: Any = data
+        for section in sections:
+            node = node.setdefault(section, {}) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.setdefault(key, copy.copy(value))
+    return data
+
+
 # --- checkpoints -----------------------------------------------------------------------
 COUNTERS_ADDED: dict[str, Any] = {
     "worker_restarts": 0,

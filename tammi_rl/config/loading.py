@@ -18,7 +18,7 @@ import yaml
 from tammi_rl.atomic import atomic_write_text
 from tammi_rl.config.fields import ConfigError, build, show
 from tammi_rl.config.schema import Config, validate
-from tammi_rl.legacy import upgrade_retired_keys
+from tammi_rl.legacy import upgrade_retired_keys, upgrade_saved_config
 from tammi_rl.rules.errors import read_user_text
 
 
@@ -70,8 +70,13 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> Config:
     return validate(build(Config, migrate_retired(data, source), source), source)
 
 
-def load_config(path: str | Path | None, overrides: list[str] | None = None) -> Config:
-    """Load a YAML run config (or defaults when ``path`` is None) and apply overrides."""
+def load_config(path: str | Path | None, overrides: list[str] | None = None, *, saved: bool = False) -> Config:
+    """Load a YAML run config (or defaults when ``path`` is None) and apply overrides.
+
+    ``saved``: the file is a config a run saved (its ``config.yaml``), not one a user wrote;
+    a key it predates takes the default it had then (`tammi_rl.legacy.upgrade_saved_config`),
+    where a user's file means today's defaults.
+    """
     data: dict[str, Any] = {}
     source = "<defaults>"
     if path is not None:
@@ -85,6 +90,8 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
             data = {}
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: the top level must be a mapping of keys")
+        if saved:
+            data = upgrade_saved_config(data)
     if overrides:
         data = apply_overrides(data, overrides)
         source = f"{source} (with overrides)"

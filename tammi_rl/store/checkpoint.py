@@ -5,11 +5,13 @@
     load_model_weights(model, ckpt, path)
 
 A checkpoint is a dict (`torch.save` format) with ``format_version``, ``variant``,
-``network`` (blocks/channels/...), ``model``, ``learner`` (optimizer, scheduler, step),
+``network`` (blocks/channels/...), ``model``, ``learner`` (optimizer state and step),
 ``counters`` (iteration, samples seen, ...), ``rng`` (python, numpy, torch and the
-learner's sampling generator), ``worker`` (the self-play worker's own state) and
-``config`` (the resolved run config). It is written to a temporary file in the same
-directory and renamed over the target, so a crash never leaves a half-written file.
+learner's sampling generator), ``worker`` (the self-play worker's own state),
+``config`` (the resolved run config) and, under gating (``eval.gating``),
+``selfplay_model`` (the weights self-play plays with: the last network that passed the
+gate). It is written to a temporary file in the same directory and renamed over the
+target, so a crash never leaves a half-written file.
 
 Every way of not being usable (missing, corrupt, another format version, another
 variant or network shape) is a `CheckpointError` naming the file and what mismatched.
@@ -30,6 +32,7 @@ from torch import nn
 
 from tammi_rl.atomic import atomic_write
 from tammi_rl.config import NetworkConfig
+from tammi_rl.legacy import upgrade_saved_config
 from tammi_rl.rules.errors import TammiError
 
 FORMAT_VERSION = 1
@@ -182,6 +185,8 @@ def load_checkpoint(
             raise CheckpointError(f"{path}: network shape does not match the config ({'; '.join(diffs)})")
     if ckpt.get("worker") is not None:
         ckpt["worker"] = from_plain(ckpt["worker"])
+    if isinstance(ckpt.get("config"), dict):  # keys the run predates mean what they meant then
+        ckpt["config"] = upgrade_saved_config(ckpt["config"])
     return ckpt
 
 

@@ -169,7 +169,7 @@ class TrainSummary:
 
 def resume_config(run_dir: str | Path, overrides: list[str] | None = None) -> Config:
     """A run's own resolved config (its config.yaml) with ``overrides`` applied."""
-    return load_config(open_run(run_dir).config_path, overrides)
+    return load_config(open_run(run_dir).config_path, overrides, saved=True)
 
 
 def seed_everything(seed: int) -> None:
