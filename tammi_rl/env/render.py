@@ -8,7 +8,7 @@ the piece that must continue. White's back row is at the bottom.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 from xml.sax.saxutils import escape
 
 import numpy as np
@@ -16,9 +16,7 @@ import numpy as np
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.geometry import FILES
 from tammi_rl.rules.position import COLOR_NAMES, Move, Position
-
-if TYPE_CHECKING:
-    from tammi_rl.env.draughts_env import DraughtsEnv
+from tammi_rl.rules.results import GameResult
 
 
 @dataclass(frozen=True)
@@ -36,7 +34,25 @@ class BoardView:
     status: str = ""
 
 
-def env_view(env: DraughtsEnv) -> BoardView:
+class EnvState(Protocol):
+    """What a picture needs of an env (`tammi_rl.env.draughts_env.DraughtsEnv` has it); a
+    protocol, so this module does not import the env that imports it."""
+
+    rules: Rules
+    last_move: Move | None
+
+    @property
+    def to_play(self) -> int: ...
+
+    @property
+    def result(self) -> GameResult | None: ...
+
+    def chain_state(self) -> tuple[Position, int, int]: ...
+
+    def chain_path(self) -> list[int]: ...
+
+
+def env_view(env: EnvState) -> BoardView:
     """The view of an env's current state."""
     pos, cur, jumped = env.chain_state()
     if cur >= 0:
@@ -230,7 +246,7 @@ def board_svg(rules: Rules, position: Position, last_move: Move | None = None) -
     return SvgBoard(position_view(rules, position, last_move))
 
 
-def render_env(env: DraughtsEnv, mode: str):
+def render_env(env: EnvState, mode: str):
     """The env's current state in one of its render modes."""
     view = env_view(env)
     if mode == "ansi":
