@@ -18,7 +18,7 @@ from collections.abc import Callable
 from tammi_rl.alphabeta import core
 from tammi_rl.alphabeta.driver import MAX_DEPTH, AlphaBetaResult
 from tammi_rl.players.alphabeta import AlphaBetaPlayer
-from tammi_rl.players.analysis import (
+from tammi_rl.players.analysis_common import (
     Analysis,
     ProgressCallback,
     SearchLimits,

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from tammi_rl.mcts.search import BatchedSearch, MCTSResult, RootState
-from tammi_rl.players.analysis import Analysis, HopStat, SearchLimits, continuing_moves, hop_stat, next_hop
+from tammi_rl.players.analysis_common import Analysis, HopStat, SearchLimits, continuing_moves, hop_stat, next_hop
 from tammi_rl.players.mcts import MCTSPlayer
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move
