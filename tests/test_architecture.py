@@ -1,7 +1,9 @@
-"""The package's shape: layers that only point down, and documentation that stays inside.
+"""The package's shape: layers that only point down, no import cycles, and documentation
+that stays inside.
 
 The layer contract lives in pyproject.toml (``[tool.importlinter]``); import-linter checks
-every import, function-local ones included, so a wrong-way import fails here.
+every import, function-local ones included, so a wrong-way import fails here. Layers allow
+cycles inside a folder; `test_no_import_cycles` forbids those too.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+from tammi_rl.jit_cache import _dependency_graph
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -30,6 +34,70 @@ def test_import_contracts_hold() -> None:
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "broken" in done.stdout and " 0 broken" in done.stdout
+
+
+def import_cycles(package_dir: Path) -> list[list[str]]:
+    """The groups of modules that import each other, directly or through others (Tarjan's
+    strongly connected components). An import counts wherever it is written: at the top,
+    inside a function or under ``TYPE_CHECKING`` (a deferred import is still a circle in the
+    design). The graph is `tammi_rl.jit_cache`'s: ``from a.b import c`` names ``a.b.c`` when
+    that is a module, else ``a.b``, and importing ``a.b.c`` does not count as importing the
+    ``a`` and ``a.b`` packages Python runs on the way."""
+    _, edges, _ = _dependency_graph(package_dir)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, deps = work[-1]
+            dep = next(deps, None)
+            if dep is not None:
+                if dep not in index:
+                    index[dep] = low[dep] = len(index)
+                    stack.append(dep)
+                    on_stack.add(dep)
+                    work.append((dep, iter(sorted(edges.get(dep, ())))))
+                elif dep in on_stack:
+                    low[node] = min(low[node], index[dep])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    cycles.append(sorted(group))
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    assert import_cycles(PACKAGE) == []
+
+
+def test_import_cycles_are_found_through_functions_and_type_checking(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    for init in (pkg / "__init__.py", pkg / "sub" / "__init__.py"):
+        init.write_text("")
+    (pkg / "a.py").write_text("def f():\n    from pkg.sub import b\n")
+    (pkg / "sub" / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..c import C\n")
+    (pkg / "c.py").write_text("import pkg.a\n")
+    (pkg / "d.py").write_text("from pkg import a, c\n")  # imports into the cycle, not part of it
+    assert import_cycles(pkg) == [["pkg.a", "pkg.c", "pkg.sub.b"]]
 
 
 def test_every_subpackage_has_a_layer() -> None:
