@@ -1,8 +1,10 @@
-"""Evaluation: arena games between players, maximum-likelihood Elo, gauntlets over a run's
-checkpoints, SPRT gating, and the ``tammi-rl eval`` command.
+"""Evaluation: games between players, maximum-likelihood Elo, gauntlets over a run's
+checkpoints and SPRT gating.
 
-Modules: `elo` (the rating fit), `arena` (colour-paired games and their records),
-`gauntlet` (a run's checkpoints rated against anchors and each other), `sprt`
-(sequential test for gating), `commands` (the CLI). Import what you need from them;
-nothing heavy is imported here.
+Modules: `match` (games and matches from balanced openings, with clocks and PDN),
+`openings` (the variants' opening books), `arena` (colour-paired games and their
+records), `elo` (the rating fit), `gauntlet` (a run's checkpoints rated against anchors
+and each other), `sprt` (the sequential test for gating). The ``eval`` and ``match``
+commands are in `tammi_rl.cli.matches`. Import what you need from the modules; nothing
+heavy is imported here.
 """

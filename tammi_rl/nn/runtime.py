@@ -4,12 +4,12 @@
     logits, values = runtime.evaluate(obs)        # obs float32 [L, C, H, W]
     runtime.update(model)                         # new weights published
 
-Measured on the 2-core reference machine, one thread, the 3x32 network of the shipped
-configs: a forward at batch 32 takes 2.2 ms in torch eager mode and 1.13 ms in ONNX
-Runtime (0.51x); at batch 1, 0.32 ms against 0.05 ms; at batch 256, 19 ms against 9.6 ms
-(`python -m tammi_rl.benchmarks.bench_runtime`). So ``auto`` picks ONNX Runtime on the
-CPU and torch on CUDA. Every runtime gives the same logits and values to a stated
-tolerance (tests/nn/test_runtime.py).
+Measured on the 2-core reference machine, one thread, the 3x32 network of the English,
+Italian and Turkish configs (the Russian one is 4x48): a forward at batch 32 takes 2.2 ms
+in torch eager mode and 1.13 ms in ONNX Runtime (0.51x); at batch 1, 0.32 ms against
+0.05 ms; at batch 256, 19 ms against 9.6 ms (`python -m tammi_rl.benchmarks.bench_runtime`).
+So ``auto`` picks ONNX Runtime on the CPU and torch on CUDA. Every runtime gives the same
+logits and values to a stated tolerance (tests/nn/test_runtime.py).
 
 ``onnx-int8`` trades exactness for speed: 8-bit weights and activations, calibrated on the
 positions the runtime has just evaluated. It is for self-play on CPUs without fast float
