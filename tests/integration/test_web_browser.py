@@ -1,8 +1,9 @@
 """The web page in a real browser: headless Chromium plays whole games by clicks.
 
-Needs Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them when they
-are absent) and selenium (the test extra). A machine without them fails here, with the
-command that installs them: no skip hides a missing browser.
+Needs Debian's ``chromium`` and ``chromium-driver`` and selenium (the test extra). Without
+the browser the tests skip, naming the command that installs it (``support.browser_gate``);
+with ``TAMMI_REQUIRE_BROWSER=1`` they fail instead: ``.ci/run`` installs Chromium and sets
+it, so CI never skips them.
 
 The server runs in this process (a thread), so after every move the board the page
 shows is compared square by square with the engine's own position in the session.
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from support.browser_gate import current_gate, find_browser
 
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
@@ -32,7 +34,8 @@ if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
 ROOT = Path(__file__).resolve().parents[2]
-INSTALL = "apt-get install -y chromium chromium-driver (Debian; .ci/run does it when they are absent)"
+GATE = current_gate()
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(GATE.action == "skip", reason=GATE.message)]
 WAIT_S = 180
 """Most seconds any one wait on the page may take: generous, for a loaded CI machine (every
 wait is for a condition the page reaches, never a fixed sleep, so a fast machine waits little)."""
@@ -42,16 +45,20 @@ Board = dict[str, Any]
 """The page's board as `_board` reads it."""
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _browser_required() -> None:
+    """Fail every test here, before the server starts, when the browser is required but absent."""
+    if GATE.action == "fail":
+        pytest.fail(GATE.message)
+
+
 def _browser_parts() -> tuple[str, str]:
     try:
         import selenium  # noqa: F401
     except ImportError:
         pytest.fail("selenium is not installed: pip install -e '.[test]'")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-    driver = shutil.which("chromedriver")
-    if not chromium or not driver:
-        missing = " and ".join(n for n, p in (("chromium", chromium), ("chromedriver", driver)) if not p)
-        pytest.fail(f"{missing} not found on PATH: install them with {INSTALL}")
+    chromium, driver = find_browser()
+    assert chromium and driver, GATE  # the gate skipped or failed the tests otherwise
     return chromium, driver
 
 
