@@ -30,14 +30,13 @@ import threading
 import time
 from typing import Any
 
+import draughts  # pydraughts, in the test extra: a missing one fails here rather than skips
 import pytest
+from draughts.engine import HubEngine, Limit
 
-draughts = pytest.importorskip("draughts")
-from draughts.engine import HubEngine, Limit  # noqa: E402
-
-from tammi_rl.hub import HubNotation  # noqa: E402
-from tammi_rl.rules.engine import Rules  # noqa: E402
-from tammi_rl.rules.game import Game  # noqa: E402
+from tammi_rl.hub import HubNotation
+from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.game import Game
 
 GAMES = 10
 MAX_PLIES = 400
