@@ -1,8 +1,13 @@
-"""Shared fixtures: one engine per variant (compiled code is cached on disk by numba)."""
+"""Shared fixtures: one engine per variant (compiled code is cached on disk by numba).
+
+This folder is on ``sys.path`` (pytest's rootdir conftest), so tests import their shared
+helpers as ``from support.x import y``; support/ holds no tests and is never collected."""
 
 import pytest
 
 from tammi_rl.rules.engine import Rules
+
+collect_ignore = ["support"]
 
 SEED_VARIANTS = ["russian", "english", "italian", "turkish", "brazilian"]
 
