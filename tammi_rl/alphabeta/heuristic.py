@@ -20,7 +20,7 @@ Scores are integers (a man is 100) from the side to move's point of view.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -60,9 +60,6 @@ class EvalWeights:
                 raise TammiError(f"evaluation weight {key!r} must be an integer, got {value!r}")
             clean[key] = int(value)
         return replace(self, **clean)
-
-    def as_dict(self) -> dict[str, int]:
-        return asdict(self)
 
 
 VARIANT_DEFAULTS: dict[str, dict[str, int]] = {

@@ -82,11 +82,6 @@ class EloFit:
     log_likelihood: float = 0.0
     iterations: int = 0
 
-    def interval(self, name: str, z: float = 1.96) -> tuple[float, float]:
-        """``rating ± z * error`` (95% by default)."""
-        r, e = self.ratings[name], self.errors[name]
-        return r - z * e, r + z * e
-
     def difference(self, a: str, b: str) -> tuple[float, float]:
         """Rating of ``a`` minus ``b`` and the difference's standard error (covariance included)."""
         diff = self.ratings[a] - self.ratings[b]
