@@ -18,7 +18,7 @@ Two loops share everything but the schedule:
 
 The run ends after ``train.iterations``, or earlier under a ``train.hours`` budget: after
 the iteration that leaves too little time for one more at this session's pace and the
-final evaluation (`Trainer.budget_spent`). Every ``eval.every`` iterations, and after the
+final evaluation (`tammi_rl.train.budget`). Every ``eval.every`` iterations, and after the
 last, the network plays alpha-beta; everything is logged to TensorBoard
 (`tammi_rl.train.telemetry` for throughput and time shares) and a status line is printed;
 every ``checkpoint.every`` iterations (and after the last, and on Ctrl-C in the
@@ -63,6 +63,7 @@ from tammi_rl.rules.pdn import game_to_pdn
 from tammi_rl.selfplay.worker import GameRecord, SelfPlayResult, SelfPlayWorker
 from tammi_rl.store.checkpoint import capture_rng, load_checkpoint, load_model_weights, make_checkpoint, restore_rng
 from tammi_rl.store.rundir import RunDir, open_run
+from tammi_rl.train.budget import WallClockBudget
 from tammi_rl.train.ladder import evaluate_vs_alphabeta, gate_vs_incumbent
 from tammi_rl.train.learner import Learner
 from tammi_rl.train.pacing import ReplayRatio
@@ -201,7 +202,7 @@ def _status(
     buffer: int,
     seconds: float,
     evaluated: bool,
-    clock: RunClock,
+    eta: float | None,
 ) -> str:
     parts = [
         f"[{cfg.run_name}] iter {c.iteration}/{cfg.train.iterations}",
@@ -218,11 +219,8 @@ def _status(
         parts.append("eval " + " ".join(f"d{d} {s:.2f}" for d, s in c.eval_scores.items()) + mark)
     parts.append(f"{seconds:.1f}s")
     parts.append(f"run {format_duration(c.seconds)}")
-    left = clock.remaining(c.iteration, cfg.train.iterations)
-    if left is not None and cfg.train.hours:
-        left = min(left, max(0.0, cfg.train.hours * 3600 - c.seconds))
-    if left is not None and c.iteration < cfg.train.iterations and not c.budget_spent:
-        parts.append(f"eta {format_duration(left)}")
+    if eta is not None and c.iteration < cfg.train.iterations and not c.budget_spent:
+        parts.append(f"eta {format_duration(eta)}")
     return "  ".join(parts)
 
 
@@ -239,6 +237,8 @@ class Trainer:
     ) -> None:
         self.clock = RunClock()
         """The run's wall time; a resume carries the seconds of its earlier sessions."""
+        self.budget = WallClockBudget(cfg.train.hours, cfg.eval.every, self.clock)
+        """The ``train.hours`` budget, on that clock."""
         self.cfg = cfg
         self.out = out or sys.stdout
         self.run = open_run(resume_dir) if resume_dir is not None else RunDir.for_config(cfg)
@@ -273,12 +273,6 @@ class Trainer:
         network that passed the gate. None: self-play follows the learner."""
         self.stop_requested = False
         """Set by Ctrl-C in the asynchronous loop; read between two steps."""
-        self.session_at_last_iteration = 0.0
-        """This session's seconds when its latest iteration ended (the budget's pace)."""
-        self.session_eval_seconds = 0.0
-        """This session's seconds spent in in-training evaluations (left out of that pace)."""
-        self.saved_hours = 0.0
-        """The ``train.hours`` the checkpoint resumed from ran under (0: none, or a fresh run)."""
         self.final = False
         """The iteration in progress is the run's last (its games all in): train what is owed,
         evaluate, checkpoint, stop."""
@@ -309,8 +303,9 @@ class Trainer:
         counters = upgrade_counters(ckpt["counters"])
         counters["eval_scores"] = {int(k): float(v) for k, v in counters.get("eval_scores", {}).items()}
         self.counters = Counters(**counters)
-        self.clock.before, self.clock.first_iteration = self.counters.seconds, self.counters.iteration
-        self.saved_hours = float(upgrade_checkpoint_config(ckpt.get("config"))["train"]["hours"])
+        c = self.counters
+        saved_hours = float(upgrade_checkpoint_config(ckpt.get("config"))["train"]["hours"])
+        self.budget.resume(c.seconds, c.iteration, c.eval_seconds, saved_hours)
         saved_worker = ckpt.get("worker") or {}
         if self.worker is not None:
             if "rng" not in saved_worker:  # an asynchronous run's checkpoint: new games, from a new seed
@@ -365,7 +360,7 @@ class Trainer:
         logger = RunLogger(self.run.tb_dir, purge_step=purge)
         metrics: dict[str, float] = {}
         c = self.counters
-        if cfg.train.hours and (self._budget_left() <= 0 or (c.budget_spent and cfg.train.hours <= self.saved_hours)):
+        if self.budget.spent_at_start(c.budget_spent):
             self._say(
                 f"{self.run.root}: iteration {c.iteration}, {format_duration(c.seconds)} trained, leaves no room in "
                 f"the train.hours budget of {cfg.train.hours:g} h; raise it, or set 0, to continue"
@@ -394,39 +389,15 @@ class Trainer:
 
     def progress(self, it: int, received: int) -> float:
         """How far the run is (0 to 1) during iteration ``it`` once ``received`` of its games
-        arrived: what the lr schedule follows."""
+        arrived: what the lr schedule follows (by time when the budget is further along)."""
         share = min(1.0, received / self.cfg.selfplay.games_per_iteration)
-        progress = (it - 1 + share) / self.cfg.train.iterations
-        if self.cfg.train.hours:
-            progress = max(progress, self.clock.total() / (self.cfg.train.hours * 3600))
-        return min(1.0, progress)
-
-    def _budget_left(self) -> float:
-        """Seconds left of the ``train.hours`` budget (infinite without one)."""
-        if not self.cfg.train.hours:
-            return float("inf")
-        return self.cfg.train.hours * 3600 - self.clock.total()
-
-    def budget_spent(self, it: int) -> bool:
-        """Whether iteration ``it``, its games all in, must be the last under ``train.hours``:
-        the rest of this iteration, one more at this session's mean pace without evaluations
-        (over its completed iterations; the first one's time so far before that), and the
-        evaluations still due (this iteration's regular one, then the final one), each as long
-        as the latest, would overrun the budget."""
-        if not self.cfg.train.hours or it >= self.cfg.train.iterations:
-            return False
-        completed = it - 1 - self.clock.first_iteration
-        in_this = self.clock.session() - self.session_at_last_iteration
-        pace = (self.session_at_last_iteration - self.session_eval_seconds) / completed if completed else in_this
-        rest_of_this = max(0.0, pace - in_this)  # the sync loop decides before learning
-        every = self.cfg.eval.every
-        evaluations = (1 + (it % every == 0)) * self.counters.eval_seconds if every else 0.0
-        return rest_of_this + pace + evaluations >= self._budget_left()
+        return self.budget.schedule_fraction((it - 1 + share) / self.cfg.train.iterations)
 
     def _decide_final(self, it: int) -> None:
         """Settle whether ``it`` is the run's last iteration (`final`), by count or by budget."""
-        self.counters.budget_spent = self.budget_spent(it)
-        self.final = it == self.cfg.train.iterations or self.counters.budget_spent
+        last = it == self.cfg.train.iterations
+        self.counters.budget_spent = it < self.cfg.train.iterations and not self.budget.room_for_another(it)
+        self.final = last or self.counters.budget_spent
 
     def _paced(self) -> tuple[int, int, int]:
         """(positions, samples trained, buffered) as the pacing counts them (from its base)."""
@@ -583,17 +554,14 @@ class Trainer:
         cfg, c = self.cfg, self.counters
         evaluated = bool(cfg.eval.every) and (it % cfg.eval.every == 0 or self.final)
         if evaluated:
-            started = self.clock.session()
-            with meter.timing("eval"):
+            with self.budget.evaluation(), meter.timing("eval"):
                 c.eval_scores = self.evaluate(it)
-            c.eval_seconds = self.clock.session() - started
-            self.session_eval_seconds += c.eval_seconds
+            c.eval_seconds = self.budget.eval_seconds
             logger.evaluation(c.eval_scores, it)
             if self.eval_elo is not None:
                 logger.scalars({"eval/elo": self.eval_elo, "eval/elo_error": self.eval_elo_error}, it)
         c.iteration = it
-        c.seconds = self.clock.total()
-        self.session_at_last_iteration = self.clock.session()
+        c.seconds = self.budget.iteration_ended()
         if it % cfg.checkpoint.every == 0 or self.final:
             with meter.timing("checkpoint"):
                 self.checkpoint(it, games, logger)
@@ -615,7 +583,8 @@ class Trainer:
         )
         logger.flush()
         batch = meter.mean_batch()
-        self._say(_status(cfg, c, telemetry, batch, metrics, len(self.replay), meter.wall(), evaluated, self.clock))
+        eta = self.budget.eta(c.iteration, cfg.train.iterations)
+        self._say(_status(cfg, c, telemetry, batch, metrics, len(self.replay), meter.wall(), evaluated, eta))
         return metrics
 
     def _send_weights(self, weights: dict) -> None:
