@@ -117,18 +117,11 @@ class BatchedSearch:
         self.params = tr.search_params(
             cfg.algorithm, cfg.c_puct, cfg.gumbel_c_visit, cfg.gumbel_c_scale, cfg.play_forced_hops, cfg.fpu_reduction
         )
-        evaluated = max_simulations + 2  # nodes that get a network call, one per simulation
-        forced = FORCED_NODES_PER_SIMULATION * evaluated if cfg.play_forced_hops else 0
-        n_nodes = evaluated + forced
-        n_edges = evaluated * edges_per_node + forced  # a forced node has one edge
-        b = max_trees
-        self.nodes_i = np.zeros((b, n_nodes, tr.NI_COUNT), np.int64)
-        self.nodes_f = np.zeros((b, n_nodes, tr.NF_COUNT), np.float64)
-        self.edges_i = np.zeros((b, n_edges, tr.EI_COUNT), np.int64)
-        self.edges_f = np.zeros((b, n_edges, tr.EF_COUNT), np.float64)
-        self.trees_i = np.zeros((b, tr.TI_COUNT), np.int64)
-        self.obs = np.zeros((b, *self.obs_shape), np.float32)
-        self.leaf_actions = np.zeros((b, mg.MAX_MOVES), np.int64)
+        forced = FORCED_NODES_PER_SIMULATION if cfg.play_forced_hops else 0
+        n_nodes, n_edges = tr.pool_sizes(max_simulations, edges_per_node, forced)
+        self.nodes_i, self.nodes_f, self.edges_i, self.edges_f, self.trees_i = tr.allocate(max_trees, n_nodes, n_edges)
+        self.obs = np.zeros((max_trees, *self.obs_shape), np.float32)
+        self.leaf_actions = np.zeros((max_trees, mg.MAX_MOVES), np.int64)
         self.work = tr.workspace()
         # statistics of the last run, for the self-play throughput report
         self.nn_seconds = 0.0
@@ -158,11 +151,8 @@ class BatchedSearch:
         active[:b] = 1
         states = np.full((self.max_trees, tr.R_COUNT), -1, np.int64)
         for t, root in enumerate(roots):
-            states[t, tr.R_BOARD : tr.R_BOARD + 5] = root.board
-            states[t, tr.R_HOPS] = max(0, len(root.path) - 1)
-            states[t, tr.R_PATH : tr.R_PATH + len(root.path)] = root.path
-            states[t, tr.R_COUNTERS : tr.R_COUNTERS + 3] = (root.no_progress, root.kings_only, root.three_kings)
-            states[t, tr.R_REPETITION] = root.repetition
+            counters = (root.no_progress, root.kings_only, root.three_kings)
+            tr.write_root(states[t], root.board[:4], root.board[4], root.path, counters, root.repetition)
         tr.init_roots(self.nodes_i, self.nodes_f, self.edges_i, self.trees_i, states)
         most = int(sims.max())
         schedules = np.zeros((self.max_trees, most + 1), np.int64)
@@ -209,30 +199,7 @@ class BatchedSearch:
     def principal_hops(self, t: int, first: int, length: int = 64) -> list[int]:
         """After `run`: root hop ``first`` of tree ``t``, then the most-visited hop at each node
         below it (hops, not moves: a capture chain is several), at most ``length`` of them."""
-        ni, ei = self.nodes_i[t], self.edges_i[t]
-        hops = [int(first)]
-        sl = self._root_edges(t)
-        node = -1
-        for e in range(sl.start, sl.stop):
-            if ei[e, tr.EI_ACTION] == first:
-                node = int(ei[e, tr.EI_CHILD])
-        while node >= 0 and len(hops) < length and ni[node, tr.NI_N_EDGES] > 0:
-            start = int(ni[node, tr.NI_FIRST_EDGE])
-            best, best_visits = -1, 0
-            for e in range(start, start + int(ni[node, tr.NI_N_EDGES])):
-                child = int(ei[e, tr.EI_CHILD])
-                visits = int(ni[child, tr.NI_VISITS]) if child >= 0 else 0
-                if visits > best_visits:
-                    best, best_visits = e, visits
-            if best < 0:
-                break
-            hops.append(int(ei[best, tr.EI_ACTION]))
-            node = int(ei[best, tr.EI_CHILD])
-        return hops
-
-    def _root_edges(self, t: int) -> slice:
-        first = int(self.nodes_i[t, 0, tr.NI_FIRST_EDGE])
-        return slice(first, first + max(0, int(self.nodes_i[t, 0, tr.NI_N_EDGES])))
+        return tr.principal_hops(self.nodes_i, self.edges_i, t, first, length)
 
     def _prepare_roots(
         self, b: int, explore: bool, rng: np.random.Generator, schedules: np.ndarray, sims: np.ndarray
@@ -240,7 +207,7 @@ class BatchedSearch:
         """Root exploration: Gumbel noise and the considered set, or Dirichlet noise (PUCT)."""
         cfg = self.cfg
         for t in range(b):
-            sl = self._root_edges(t)
+            sl = tr.root_edge_slice(self.nodes_i, t)
             ne = sl.stop - sl.start
             if ne <= 0:
                 continue
@@ -262,7 +229,7 @@ class BatchedSearch:
 
     def _result(self, t: int, obs: np.ndarray, explore: bool, rng: np.random.Generator) -> MCTSResult:
         cfg = self.cfg
-        sl = self._root_edges(t)
+        sl = tr.root_edge_slice(self.nodes_i, t)
         ne = sl.stop - sl.start
         actions = np.zeros(ne, np.int64)
         visits = np.zeros(ne, np.int64)
@@ -273,10 +240,7 @@ class BatchedSearch:
             self.nodes_i, self.nodes_f, self.edges_i, self.edges_f, t, self.params, actions, visits, q, improved, score
         )
         prior = self.edges_f[t, sl, tr.EF_PRIOR].copy()
-        side = int(self.nodes_i[t, 0, tr.NI_BOARD + 4])
-        root_visits = int(self.nodes_i[t, 0, tr.NI_VISITS])
-        value = float(self.nodes_f[t, 0, tr.NF_VALUE_SUM]) / max(1, root_visits)
-        value = value if side == 0 else -value
+        value = tr.root_value(self.nodes_i, self.nodes_f, t)
         if ne == 0:
             return MCTSResult(actions, visits, improved, -1, value, obs, prior)
         if cfg.algorithm == "puct":

@@ -1,11 +1,11 @@
-"""Compiled batched search trees over hop actions (numba, no recursion).
+"""Batched search trees over hop actions: node arrays, expansion and backup (numba, no recursion).
 
 B independent trees (one per game searched together) live in flat arrays, in the spirit
 of mctx's batched tree but with numba kernels instead of vectorised array programs. A
 simulation step is three calls:
 
-1. `select_leaves`: per tree, walk from the root to a leaf (creating the child node the
-   walk steps into), and write the leaf's observation planes and legal hops;
+1. `select_leaves`: per tree, walk from the root to a leaf (creating the
+   child node the walk steps into), and write the leaf's observation planes and legal hops;
 2. the caller evaluates all leaves in ONE network forward pass;
 3. `expand_and_backup`: give the leaves their children (priors from the policy) and
    back the values up the paths.
@@ -19,6 +19,9 @@ Arrays (B trees, N nodes and E edges per tree; shapes as ``[B, N, NI_COUNT]`` et
 * ``params`` float64 ``[SP_COUNT]``: the search settings (`search_params`).
 * ``tables``: the variant's packed tables (`tammi_rl.rules.turn.build_tables`, no length cap).
 
+N and E are the caller's choice (`pool_sizes`): one node per network call, plus room for
+forced-hop nodes when those are played through. A tree that outgrows them raises.
+
 A node is a state of the game between two hops: the board at the start of the current
 turn, the hops already played in this turn (the path prefix of the whole move being
 built) and the draw counters at the start of the turn. Its legal hops, the finished
@@ -26,7 +29,7 @@ moves and the game end come from the turn machine (`tammi_rl.rules.turn`), its p
 from the one observation encoder (`tammi_rl.env.observation`). Hops by the same player
 can follow each other, so values are PLAYER-INDEXED: each node stores the sum of
 backed-up values from WHITE's point of view, and a parent reads its child's value with
-its own sign.
+its own sign (`child_q`).
 
 Forced hops (one legal hop: the rest of a capture chain, the only capture) are played
 through when a simulation creates a node (`_play_forced_hops`, ``params[SP_FORCED]``):
@@ -40,6 +43,8 @@ inside the tree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numba import njit
 
@@ -48,17 +53,23 @@ from tammi_rl.rules import draw_rules as dr
 from tammi_rl.rules import movegen as mg
 from tammi_rl.rules import turn as tm
 
-# --- node fields: nodes_i[tree, node, NI_*] ------------------------------------------
-NI_BOARD = 0  # 5 fields: white men, white kings, black men, black kings, side to move
+N_COUNTERS = 3  # draw counters kept per node: no progress, kings only, three kings (plies)
+
+# --- node fields: nodes_i[tree, node, NI_*]; a multi-field value spans [NI_X, NI_X_END) ----
+NI_BOARD = 0  # white men, white kings, black men, black kings (bitboards) at the start of the turn
+NI_BOARD_END = 4
+NI_SIDE = 4  # side to move: 0 White, 1 Black
 NI_HOPS = 5  # hops already played in this turn
 NI_PARENT = 6  # parent node (-1 at the root)
 NI_FIRST_EDGE = 7  # first edge of this node's slice
 NI_N_EDGES = 8  # number of edges; -1 until the node is expanded
 NI_VISITS = 9
 NI_TERMINAL = 10  # 1 when the game is over in this node
-NI_COUNTERS = 11  # 3 fields: draw counters at the start of the turn (no progress, kings only, three kings)
-NI_PATH = 14  # MAX_PATH squares: the prefix of the move being built (start square first)
-NI_COUNT = NI_PATH + mg.MAX_PATH
+NI_COUNTERS = 11  # N_COUNTERS draw counters at the start of the turn
+NI_COUNTERS_END = NI_COUNTERS + N_COUNTERS
+NI_PATH = NI_COUNTERS_END  # MAX_PATH squares: the prefix of the move being built (start square first)
+NI_PATH_END = NI_PATH + mg.MAX_PATH
+NI_COUNT = NI_PATH_END
 
 # --- node values: nodes_f[tree, node, NF_*] -------------------------------------------
 NF_VALUE_SUM = 0  # sum of backed-up values, White's point of view
@@ -81,7 +92,7 @@ TI_N_NODES = 0
 TI_N_EDGES = 1
 TI_ACTIVE = 2  # 1: this tree takes part in the current simulation step
 TI_REPETITION = 3  # occurrences of the root position so far (for the root's planes)
-TI_LEAF = 4  # the leaf the last `select_leaves` reached (-1: inactive)
+TI_LEAF = 4  # the leaf the last selection step reached (-1: inactive)
 TI_LEAF_N_ACTIONS = 5  # its legal hops (0: terminal, backed up with its exact value)
 TI_COUNT = 6
 
@@ -96,23 +107,53 @@ SP_COUNT = 6
 ALGO_PUCT = 0
 ALGO_GUMBEL = 1
 
-# --- root states: roots[tree, R_*] (init_roots) -----------------------------------------
-R_BOARD = 0  # 5 fields, as NI_BOARD
+# --- root states: roots[tree, R_*] (`write_root`, `init_roots`) ----------------------------
+R_BOARD = 0  # as NI_BOARD
+R_BOARD_END = 4
+R_SIDE = 4
 R_HOPS = 5
-R_PATH = 6  # MAX_PATH squares
-R_COUNTERS = R_PATH + mg.MAX_PATH  # 3 fields, as NI_COUNTERS
-R_REPETITION = R_COUNTERS + 3
+R_PATH = 6  # MAX_PATH squares, -1 past the prefix
+R_PATH_END = R_PATH + mg.MAX_PATH
+R_COUNTERS = R_PATH_END  # N_COUNTERS fields, as NI_COUNTERS
+R_COUNTERS_END = R_COUNTERS + N_COUNTERS
+R_REPETITION = R_COUNTERS_END
 R_COUNT = R_REPETITION + 1
+
+# --- workspace counters (`workspace`): the observation encoder's counters record ---------
+W_REPETITION = N_COUNTERS  # after the draw counters: occurrences of the position
+
+
+def pool_sizes(max_simulations: int, edges_per_node: int, forced_per_simulation: int) -> tuple[int, int]:
+    """(N nodes, E edges) per tree for searches of up to ``max_simulations`` simulations.
+
+    One node per network call (``max_simulations + 2``: the root's call and a spare node),
+    each with up to ``edges_per_node`` edges, and ``forced_per_simulation`` one-edge nodes per
+    call for forced hops (0: forced hops are not played through).
+    """
+    evaluated = max_simulations + 2
+    forced = forced_per_simulation * evaluated
+    return evaluated + forced, evaluated * edges_per_node + forced
+
+
+def allocate(n_trees: int, n_nodes: int, n_edges: int) -> tuple[np.ndarray, ...]:
+    """Zeroed ``(nodes_i, nodes_f, edges_i, edges_f, trees_i)`` for ``n_trees`` trees."""
+    return (
+        np.zeros((n_trees, n_nodes, NI_COUNT), np.int64),
+        np.zeros((n_trees, n_nodes, NF_COUNT), np.float64),
+        np.zeros((n_trees, n_edges, EI_COUNT), np.int64),
+        np.zeros((n_trees, n_edges, EF_COUNT), np.float64),
+        np.zeros((n_trees, TI_COUNT), np.int64),
+    )
 
 
 def workspace() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Scratch arrays for `select_leaves`: a move buffer, alive rows, per-edge values, counters
-    (allocated once per search object: allocating them per call costs about 2%)."""
+    """Scratch arrays for the selection step: a move buffer, alive rows, per-edge values, the
+    observation counters (allocated once per search object: allocating them per call costs about 2%)."""
     return (
         np.zeros((mg.MAX_MOVES, mg.N_FIELDS), np.int64),
         np.zeros(mg.MAX_MOVES, np.int64),
         np.zeros(mg.MAX_MOVES, np.float64),
-        np.zeros(4, np.int64),
+        np.zeros(W_REPETITION + 1, np.int64),
     )
 
 
@@ -133,11 +174,32 @@ def search_params(
     return p
 
 
+def write_root(
+    row: np.ndarray, board: Sequence[int], side: int, path: Sequence[int], counters: Sequence[int], repetition: int
+) -> None:
+    """Fill one int64 ``[R_COUNT]`` root record: ``board`` (4 bitboards), ``side`` to move, the
+    squares of this turn so far (``path``, start square first), the draw ``counters``, repetitions."""
+    row[R_BOARD:R_BOARD_END] = board
+    row[R_SIDE] = side
+    row[R_HOPS] = max(0, len(path) - 1)
+    row[R_PATH:R_PATH_END] = -1
+    row[R_PATH : R_PATH + len(path)] = path
+    row[R_COUNTERS:R_COUNTERS_END] = counters
+    row[R_REPETITION] = repetition
+
+
+@njit(cache=True, inline="always")
+def _copy_into(dst, src):
+    """``dst[:len(src)] = src`` element by element (no temporary copy, no allocation)."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
 @njit(cache=True, _nrt=False)
 def _new_node(nodes_i, nodes_f, trees_i, t, parent):
     i = trees_i[t, TI_N_NODES]
     if i >= nodes_i.shape[1]:
-        raise IndexError("search tree full: more nodes than simulations + 1")
+        raise IndexError("search tree full: the node pool (`pool_sizes`) is used up")
     trees_i[t, TI_N_NODES] = i + 1
     nodes_i[t, i, NI_PARENT] = parent
     nodes_i[t, i, NI_FIRST_EDGE] = 0
@@ -153,9 +215,9 @@ def _new_node(nodes_i, nodes_f, trees_i, t, parent):
 @njit(cache=True, _nrt=False)
 def _alive_rows(nodes_i, t, node, tables, buf, alive):
     """The node's turn: its legal whole moves in ``buf``, those continuing its prefix in ``alive``."""
-    board = nodes_i[t, node, NI_BOARD : NI_BOARD + 4]
-    n = tm.generate(board, nodes_i[t, node, NI_BOARD + 4], tables, buf)
-    return tm.prefix_rows(buf, n, nodes_i[t, node, NI_PATH:], nodes_i[t, node, NI_HOPS], alive)
+    board = nodes_i[t, node, NI_BOARD:NI_BOARD_END]
+    n = tm.generate(board, nodes_i[t, node, NI_SIDE], tables, buf)
+    return tm.prefix_rows(buf, n, nodes_i[t, node, NI_PATH:NI_PATH_END], nodes_i[t, node, NI_HOPS], alive)
 
 
 @njit(cache=True, _nrt=False)
@@ -163,27 +225,27 @@ def _make_child(nodes_i, nodes_f, trees_i, t, parent, action, tables, buf, alive
     """Create the node reached from ``parent`` by hop ``action``; returns its index."""
     c = _new_node(nodes_i, nodes_f, trees_i, t, parent)
     hops = nodes_i[t, parent, NI_HOPS]
-    side = nodes_i[t, parent, NI_BOARD + 4]
+    side = nodes_i[t, parent, NI_SIDE]
     n_alive = _alive_rows(nodes_i, t, parent, tables, buf, alive)
     keep = tm.keep_hop(buf, alive, n_alive, hops, side, action, tables)
     if keep == 0:
         raise ValueError("search: hop is not legal in its parent node")
-    for f in range(5):
-        nodes_i[t, c, NI_BOARD + f] = nodes_i[t, parent, NI_BOARD + f]
-    for i in range(3):
-        nodes_i[t, c, NI_COUNTERS + i] = nodes_i[t, parent, NI_COUNTERS + i]
+    _copy_into(nodes_i[t, c, NI_BOARD:NI_BOARD_END], nodes_i[t, parent, NI_BOARD:NI_BOARD_END])
+    nodes_i[t, c, NI_SIDE] = side
+    _copy_into(nodes_i[t, c, NI_COUNTERS:NI_COUNTERS_END], nodes_i[t, parent, NI_COUNTERS:NI_COUNTERS_END])
     done = tm.completed_row(buf, alive, keep, hops + 1)
     if done < 0:
         # The chain goes on: same turn, one more hop in the prefix.
+        path = nodes_i[t, c, NI_PATH:NI_PATH_END]
         for i in range(hops + 2):
-            nodes_i[t, c, NI_PATH + i] = buf[alive[0], mg.F_PATH + i]
+            path[i] = buf[alive[0], mg.F_PATH + i]
         nodes_i[t, c, NI_HOPS] = hops + 1
         return c
     # The whole move is complete: finish it and start the next turn.
-    board = nodes_i[t, c, NI_BOARD : NI_BOARD + 4]
-    counters = nodes_i[t, c, NI_COUNTERS : NI_COUNTERS + 3]
+    board = nodes_i[t, c, NI_BOARD:NI_BOARD_END]
+    counters = nodes_i[t, c, NI_COUNTERS:NI_COUNTERS_END]
     tm.finish_move(board, side, buf, done, counters, tables)
-    nodes_i[t, c, NI_BOARD + 4] = 1 - side
+    nodes_i[t, c, NI_SIDE] = 1 - side
     nodes_i[t, c, NI_HOPS] = 0
     nodes_i[t, c, NI_PATH] = -1
     n_next = tm.generate(board, 1 - side, tables, buf)
@@ -195,16 +257,18 @@ def _make_child(nodes_i, nodes_f, trees_i, t, parent, action, tables, buf, alive
 
 
 @njit(cache=True, inline="always")
-def _child_q(nodes_i, nodes_f, t, child, parent_side, fpu):
-    """Mean value of ``child`` from the point of view of the player moving at its parent."""
+def child_q(nodes_i, nodes_f, t, child, parent_side, unvisited):
+    """Mean value of ``child`` (-1: not created yet) from the point of view of the player moving
+    at its parent (``parent_side``); ``unvisited`` for a child without visits."""
     if child < 0 or nodes_i[t, child, NI_VISITS] == 0:
-        return fpu
+        return unvisited
     q = nodes_f[t, child, NF_VALUE_SUM] / nodes_i[t, child, NI_VISITS]
     return q if parent_side == 0 else -q
 
 
 @njit(cache=True, inline="always")
-def _child_visits(nodes_i, t, child):
+def child_visits(nodes_i, t, child):
+    """Visits of ``child`` (-1: not created yet, 0 visits)."""
     return nodes_i[t, child, NI_VISITS] if child >= 0 else 0
 
 
@@ -214,7 +278,7 @@ def _completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, out_q):
 
     Returns the largest child visit count.
     """
-    side = nodes_i[t, node, NI_BOARD + 4]
+    side = nodes_i[t, node, NI_SIDE]
     first = nodes_i[t, node, NI_FIRST_EDGE]
     ne = nodes_i[t, node, NI_N_EDGES]
     net_v = nodes_f[t, node, NF_NET_VALUE]
@@ -224,17 +288,17 @@ def _completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, out_q):
     max_visits = 0
     for e in range(ne):
         c = edges_i[t, first + e, EI_CHILD]
-        v = _child_visits(nodes_i, t, c)
+        v = child_visits(nodes_i, t, c)
         if v > 0:
             total_visits += v
             max_visits = max(max_visits, v)
-            weighted += edges_f[t, first + e, EF_PRIOR] * _child_q(nodes_i, nodes_f, t, c, side, 0.0)
+            weighted += edges_f[t, first + e, EF_PRIOR] * child_q(nodes_i, nodes_f, t, c, side, 0.0)
             prior_visited += edges_f[t, first + e, EF_PRIOR]
     v_mix = (net_v + total_visits * weighted / prior_visited) / (1 + total_visits) if prior_visited > 0 else net_v
     lo = 1e9
     hi = -1e9
     for e in range(ne):
-        q = _child_q(nodes_i, nodes_f, t, edges_i[t, first + e, EI_CHILD], side, v_mix)
+        q = child_q(nodes_i, nodes_f, t, edges_i[t, first + e, EI_CHILD], side, v_mix)
         out_q[e] = q
         lo = min(lo, q)
         hi = max(hi, q)
@@ -250,21 +314,21 @@ def _select_puct(nodes_i, nodes_f, edges_i, edges_f, t, node, c_puct, fpu_reduct
     network value, lowered by ``fpu_reduction * sqrt(prior mass already visited)`` (first-play
     urgency: once good moves have been tried, an untried one is presumed a little worse)."""
     first = nodes_i[t, node, NI_FIRST_EDGE]
-    side = nodes_i[t, node, NI_BOARD + 4]
+    side = nodes_i[t, node, NI_SIDE]
     sqrt_n = np.sqrt(max(nodes_i[t, node, NI_VISITS], 1))
     fpu = nodes_f[t, node, NF_NET_VALUE]
     if fpu_reduction > 0.0:
         visited = 0.0
         for e in range(nodes_i[t, node, NI_N_EDGES]):
-            if _child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD]) > 0:
+            if child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD]) > 0:
                 visited += edges_f[t, first + e, EF_PRIOR]
         fpu -= fpu_reduction * np.sqrt(visited)
     best = -1
     best_score = -1e300
     for e in range(nodes_i[t, node, NI_N_EDGES]):
         c = edges_i[t, first + e, EI_CHILD]
-        q = _child_q(nodes_i, nodes_f, t, c, side, fpu)
-        score = q + c_puct * edges_f[t, first + e, EF_PRIOR] * sqrt_n / (1 + _child_visits(nodes_i, t, c))
+        q = child_q(nodes_i, nodes_f, t, c, side, fpu)
+        score = q + c_puct * edges_f[t, first + e, EF_PRIOR] * sqrt_n / (1 + child_visits(nodes_i, t, c))
         if score > best_score:
             best_score = score
             best = e
@@ -282,7 +346,7 @@ def _select_gumbel_root(nodes_i, edges_i, edges_f, t, node, target, sigma_scale,
     for e in range(ne):
         if edges_f[t, first + e, EF_GUMBEL] < -1e200:
             continue  # not among the considered actions
-        if _child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD]) != target:
+        if child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD]) != target:
             continue
         score = edges_f[t, first + e, EF_GUMBEL] + edges_f[t, first + e, EF_LOGIT] + sigma_scale * scratch_q[e]
         if score > best_score:
@@ -294,7 +358,7 @@ def _select_gumbel_root(nodes_i, edges_i, edges_f, t, node, target, sigma_scale,
     for e in range(ne):
         if edges_f[t, first + e, EF_GUMBEL] < -1e200:
             continue
-        visits = _child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
+        visits = child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
         if visits < fewest:
             fewest = visits
             best = e
@@ -316,11 +380,11 @@ def _select_gumbel_interior(nodes_i, edges_i, edges_f, t, node, sigma_scale, scr
         z += scratch_q[e]
     total = 0
     for e in range(ne):
-        total += _child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
+        total += child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
     best = -1
     best_score = -1e300
     for e in range(ne):
-        visits = _child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
+        visits = child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
         score = scratch_q[e] / z - visits / (1.0 + total)
         if score > best_score:
             best_score = score
@@ -352,7 +416,7 @@ def _play_forced_hops(nodes_i, nodes_f, edges_i, edges_f, trees_i, t, node, tabl
     """
     while spare > 0 and nodes_i[t, node, NI_TERMINAL] == 0:
         hops = nodes_i[t, node, NI_HOPS]
-        side = nodes_i[t, node, NI_BOARD + 4]
+        side = nodes_i[t, node, NI_SIDE]
         n_alive = _alive_rows(nodes_i, t, node, tables, buf, alive)
         if tm.legal_hops(buf, alive, n_alive, hops, side, tables, hops_out) != 1:
             break
@@ -375,15 +439,15 @@ def _play_forced_hops(nodes_i, nodes_f, edges_i, edges_f, trees_i, t, node, tabl
 
 @njit(cache=True, _nrt=False)
 def _encode_leaf(nodes_i, t, node, tables, buf, alive, counters, obs, leaf_actions):
-    """Write the leaf's planes into ``obs`` and its legal hop actions; return their count."""
+    """Write the leaf's planes into ``obs`` and its legal hop actions; return their count.
+    ``counters[W_REPETITION]`` is already set; the draw counters are copied in here."""
     hops = nodes_i[t, node, NI_HOPS]
-    side = nodes_i[t, node, NI_BOARD + 4]
+    side = nodes_i[t, node, NI_SIDE]
     n_alive = _alive_rows(nodes_i, t, node, tables, buf, alive)
-    for i in range(3):
-        counters[i] = nodes_i[t, node, NI_COUNTERS + i]
+    _copy_into(counters, nodes_i[t, node, NI_COUNTERS:NI_COUNTERS_END])
     obs[:] = 0.0
     mw, kw, mb, kb, cur, jumped = tm.chain_view(
-        nodes_i[t, node, NI_BOARD : NI_BOARD + 4], side, hops, buf, alive[0], tables
+        nodes_i[t, node, NI_BOARD:NI_BOARD_END], side, hops, buf, alive[0], tables
     )
     ob.encode_planes(mw, kw, mb, kb, cur, jumped, side, counters, tables, obs)
     return tm.legal_hops(buf, alive, n_alive, hops, side, tables, leaf_actions)
@@ -392,20 +456,18 @@ def _encode_leaf(nodes_i, t, node, tables, buf, alive, counters, obs, leaf_actio
 @njit(cache=True)
 def init_roots(nodes_i, nodes_f, edges_i, trees_i, roots):
     """Reset each active tree to a single unexpanded root; ``roots[t]``: int64 ``[R_COUNT]``
-    (board, hops, path prefix, draw counters, repetitions)."""
+    (`write_root`: board, side, hops, path prefix, draw counters, repetitions)."""
     for t in range(nodes_i.shape[0]):
         if trees_i[t, TI_ACTIVE] == 0:
             continue
         trees_i[t, TI_N_NODES] = 0
         trees_i[t, TI_N_EDGES] = 0
         r = _new_node(nodes_i, nodes_f, trees_i, t, -1)
-        for f in range(5):
-            nodes_i[t, r, NI_BOARD + f] = roots[t, R_BOARD + f]
+        _copy_into(nodes_i[t, r, NI_BOARD:NI_BOARD_END], roots[t, R_BOARD:R_BOARD_END])
+        nodes_i[t, r, NI_SIDE] = roots[t, R_SIDE]
         nodes_i[t, r, NI_HOPS] = roots[t, R_HOPS]
-        for i in range(mg.MAX_PATH):
-            nodes_i[t, r, NI_PATH + i] = roots[t, R_PATH + i]
-        for i in range(3):
-            nodes_i[t, r, NI_COUNTERS + i] = roots[t, R_COUNTERS + i]
+        _copy_into(nodes_i[t, r, NI_PATH:NI_PATH_END], roots[t, R_PATH:R_PATH_END])
+        _copy_into(nodes_i[t, r, NI_COUNTERS:NI_COUNTERS_END], roots[t, R_COUNTERS:R_COUNTERS_END])
         trees_i[t, TI_REPETITION] = roots[t, R_REPETITION]
 
 
@@ -449,7 +511,7 @@ def select_leaves(nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, p
         trees_i[t, TI_LEAF] = node
         if nodes_i[t, node, NI_TERMINAL] == 1:
             continue
-        counters[3] = trees_i[t, TI_REPETITION] if node == 0 else 1
+        counters[W_REPETITION] = trees_i[t, TI_REPETITION] if node == 0 else 1
         trees_i[t, TI_LEAF_N_ACTIONS] = _encode_leaf(
             nodes_i, t, node, tables, buf, alive, counters, obs[t], leaf_actions[t]
         )
@@ -469,7 +531,7 @@ def expand_and_backup(nodes_i, nodes_f, edges_i, edges_f, trees_i, leaf_actions,
         if nodes_i[t, node, NI_TERMINAL] == 1:
             value_white = nodes_f[t, node, NF_TERMINAL_VALUE]
         else:
-            side = nodes_i[t, node, NI_BOARD + 4]
+            side = nodes_i[t, node, NI_SIDE]
             v = values[t]
             nodes_f[t, node, NF_NET_VALUE] = v
             value_white = v if side == 0 else -v
@@ -521,7 +583,7 @@ def root_statistics(
     mx = -1e300
     for e in range(ne):
         out_actions[e] = edges_i[t, first + e, EI_ACTION]
-        out_visits[e] = _child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
+        out_visits[e] = child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
         out_improved[e] = edges_f[t, first + e, EF_LOGIT] + sigma_scale * out_q[e]
         out_score[e] = edges_f[t, first + e, EF_GUMBEL] + out_improved[e]
         mx = max(mx, out_improved[e])
@@ -532,3 +594,40 @@ def root_statistics(
     for e in range(ne):
         out_improved[e] /= z
     return ne
+
+
+def root_edge_slice(nodes_i: np.ndarray, t: int) -> slice:
+    """The root edges of tree ``t`` as a slice of its edge arrays (empty before expansion)."""
+    first = int(nodes_i[t, 0, NI_FIRST_EDGE])
+    return slice(first, first + max(0, int(nodes_i[t, 0, NI_N_EDGES])))
+
+
+def root_value(nodes_i: np.ndarray, nodes_f: np.ndarray, t: int) -> float:
+    """The searched value of tree ``t``'s root for its side to move (0 before any visit)."""
+    value = float(nodes_f[t, 0, NF_VALUE_SUM]) / max(1, int(nodes_i[t, 0, NI_VISITS]))
+    return value if int(nodes_i[t, 0, NI_SIDE]) == 0 else -value
+
+
+def principal_hops(nodes_i: np.ndarray, edges_i: np.ndarray, t: int, first: int, length: int) -> list[int]:
+    """Root hop ``first`` of tree ``t``, then the most-visited hop at each node below it
+    (hops, not moves: a capture chain is several), at most ``length`` of them."""
+    ni, ei = nodes_i[t], edges_i[t]
+    hops = [int(first)]
+    sl = root_edge_slice(nodes_i, t)
+    node = -1
+    for e in range(sl.start, sl.stop):
+        if ei[e, EI_ACTION] == first:
+            node = int(ei[e, EI_CHILD])
+    while node >= 0 and len(hops) < length and ni[node, NI_N_EDGES] > 0:
+        start = int(ni[node, NI_FIRST_EDGE])
+        best, best_visits = -1, 0
+        for e in range(start, start + int(ni[node, NI_N_EDGES])):
+            child = int(ei[e, EI_CHILD])
+            visits = int(ni[child, NI_VISITS]) if child >= 0 else 0
+            if visits > best_visits:
+                best, best_visits = e, visits
+        if best < 0:
+            break
+        hops.append(int(ei[best, EI_ACTION]))
+        node = int(ei[best, EI_CHILD])
+    return hops
