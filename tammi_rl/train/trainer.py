@@ -24,11 +24,11 @@ last, the network plays alpha-beta; everything is logged to TensorBoard
 every ``checkpoint.every`` iterations (and after the last, and on Ctrl-C in the
 asynchronous loop) the replay snapshot, the checkpoint and sample games are written.
 
-Resuming restores weights, optimizer, counters, every RNG, the in-process worker's games
-(synchronous loop) and the replay buffer (lined up with the checkpoint: samples added
-after it are dropped), so a killed run loses only what came after its last checkpoint.
-An asynchronous run's workers start new games on resume (from seeds that depend on the
-iteration, so they do not replay the first run's games).
+Resuming (`tammi_rl.train.resume`) restores weights, optimizer, counters, every RNG, the
+in-process worker's games (synchronous loop) and the replay buffer (lined up with the
+checkpoint: samples added after it are dropped), so a killed run loses only what came
+after its last checkpoint. An asynchronous run's workers start new games on resume (from
+seeds that depend on the iteration, so they do not replay the first run's games).
 """
 
 from __future__ import annotations
@@ -47,27 +47,21 @@ import torch
 
 from tammi_rl.config import Config, load_config
 from tammi_rl.distributed import ray_backend
-from tammi_rl.distributed.pool import WorkerPool, merge_stats, worker_seed
+from tammi_rl.distributed.pool import WorkerPool, merge_stats
 from tammi_rl.distributed.processes import ProcessPool, cpu_workers
 from tammi_rl.env.observation import ObservationEncoder
-from tammi_rl.legacy import (
-    one_file_replay_snapshot,
-    upgrade_checkpoint_config,
-    upgrade_counters,
-    upgrade_learner_state,
-    upgrade_selfplay_state,
-)
 from tammi_rl.nn.model import build_model, resolve_device
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.pdn import game_to_pdn
 from tammi_rl.selfplay.worker import GameRecord, SelfPlayResult, SelfPlayWorker
-from tammi_rl.store.checkpoint import capture_rng, load_checkpoint, load_model_weights, make_checkpoint, restore_rng
+from tammi_rl.store.checkpoint import capture_rng, make_checkpoint
 from tammi_rl.store.rundir import RunDir, open_run
 from tammi_rl.train.budget import WallClockBudget
 from tammi_rl.train.ladder import evaluate_vs_alphabeta, gate_vs_incumbent
 from tammi_rl.train.learner import Learner
 from tammi_rl.train.pacing import ReplayRatio
-from tammi_rl.train.replay import ReplayBuffer, ReplayError
+from tammi_rl.train.replay import ReplayBuffer
+from tammi_rl.train.resume import resume
 from tammi_rl.train.run_log import RunLogger
 from tammi_rl.train.telemetry import IterationMeter, RunClock, format_duration, status_parts
 
@@ -292,64 +286,26 @@ class Trainer:
         print(text, file=self.out, flush=True)
 
     def _resume(self) -> None:
-        path = self.run.resume_checkpoint()
-        if path is None:
-            self._say(f"{self.run.root}: no checkpoint yet; starting the run from the beginning")
-            return
-        ckpt = load_checkpoint(path, variant=self.rules.variant.name, network=self.cfg.network)
-        load_model_weights(self.learner.model, ckpt, path)
-        if ckpt.get("learner") is not None:
-            self.learner.load_state_dict(upgrade_learner_state(ckpt["learner"]))
-        counters = upgrade_counters(ckpt["counters"])
-        counters["eval_scores"] = {int(k): float(v) for k, v in counters.get("eval_scores", {}).items()}
-        self.counters = Counters(**counters)
-        c = self.counters
-        saved_hours = float(upgrade_checkpoint_config(ckpt.get("config"))["train"]["hours"])
-        self.budget.resume(c.seconds, c.iteration, c.eval_seconds, saved_hours)
-        saved_worker = ckpt.get("worker") or {}
-        if self.worker is not None:
-            if "rng" not in saved_worker:  # an asynchronous run's checkpoint: new games, from a new seed
-                seed = worker_seed(self.cfg.seed, 0, 0, self.counters.iteration)
-                saved_worker = {"rng": np.random.default_rng(seed).bit_generator.state, "games": []}
-            self.worker.load_state_dict(upgrade_selfplay_state(saved_worker))
-        elif saved_worker.get("games"):
-            self._say(
-                f"note: the {len(saved_worker['games'])} self-play games in progress at the checkpoint "
-                "are not continued (the workers start new ones)"
-            )
-        if ckpt.get("selfplay_model") is not None:
-            self.selfplay_weights = ckpt["selfplay_model"]
-        if ckpt.get("rng") is not None:
-            restore_rng(ckpt["rng"], self.sample_rng)
-        self._load_replay()
-        self.resumed_from = path
-        self._say(
-            f"resuming {self.run.root} from {path.name}: iteration {self.counters.iteration}, "
-            f"learner step {self.learner.step_count}, replay {len(self.replay)} samples"
+        """Take the state of the run directory's newest checkpoint (`tammi_rl.train.resume`)."""
+        resumed = resume(
+            self.run,
+            self.cfg,
+            self.rules.variant.name,
+            self.learner,
+            self.worker,
+            self.sample_rng,
+            self.obs_shape,
+            self._say,
         )
-
-    def _load_replay(self) -> None:
-        """The replay buffer as it was at the checkpoint (samples saved after it are dropped)."""
-        directory, legacy = self.run.replay_dir, one_file_replay_snapshot(self.run.root)
-        cap, known = self.cfg.replay.capacity, self.counters.replay_total_added
-        try:
-            if any(directory.glob("chunk_*.npz")):
-                buf, path = ReplayBuffer.load_chunks(directory, cap, self.obs_shape, until=known), directory
-            elif legacy.is_file():
-                buf, path = ReplayBuffer.load(legacy, cap, self.obs_shape), legacy
-            else:
-                if known:
-                    self._say(f"warning: {directory} holds no replay chunks; the replay buffer starts empty")
-                return
-        except ReplayError as exc:
-            self._say(f"warning: {exc}; the replay buffer starts empty")
+        if resumed is None:
             return
-        extra = buf.total_added - known
-        if extra > 0:  # a one-file snapshot written just before a checkpoint that never landed
-            buf.drop_newest(extra)
-        elif extra < 0:
-            self._say(f"warning: {path} is older than the checkpoint ({-extra} samples short)")
-        self.replay = buf
+        c = self.counters = Counters(**resumed.counters)
+        self.budget.resume(c.seconds, c.iteration, c.eval_seconds, resumed.saved_hours)
+        if resumed.selfplay_weights is not None:
+            self.selfplay_weights = resumed.selfplay_weights
+        if resumed.replay is not None:
+            self.replay = resumed.replay
+        self.resumed_from = resumed.path
 
     # --- loop -----------------------------------------------------------------------
     def run_loop(self) -> TrainSummary:

@@ -8,6 +8,7 @@ import torch
 
 from tammi_rl.config import Config, NetworkConfig, TrainConfig
 from tammi_rl.legacy import (
+    one_file_replay_snapshot,
     upgrade_checkpoint_config,
     upgrade_counters,
     upgrade_learner_state,
@@ -17,8 +18,10 @@ from tammi_rl.legacy import (
 )
 from tammi_rl.nn.model import build_model
 from tammi_rl.selfplay.samples import MAX_LEGAL, outcome_values
+from tammi_rl.store.rundir import RunDir
 from tammi_rl.train.learner import Learner
 from tammi_rl.train.replay import ReplayBuffer
+from tammi_rl.train.resume import load_replay
 from tammi_rl.train.trainer import Counters
 
 SHAPE = (11, 8, 8)
@@ -224,3 +227,18 @@ def test_unknown_replay_snapshot_formats_are_left_for_the_reader_to_refuse(versi
     arrays = {**version_1_arrays(2), "version": np.array(version)}
     new = upgrade_replay_snapshot(arrays)
     assert new.keys() == arrays.keys() and all(new[k] is arrays[k] for k in arrays)
+
+
+# --- run directories -----------------------------------------------------------------------
+def test_run_from_before_chunked_replay_saves_resumes_its_one_file_snapshot(tmp_path):
+    run = RunDir(tmp_path / "old-run")
+    run.root.mkdir()
+    np.savez(run.root / "replay.npz", **version_1_arrays(5))  # no replay/ folder: the layout before chunks
+    said: list[str] = []
+    buf = load_replay(run, 100, SHAPE, known=5, say=said.append)
+    assert buf is not None and len(buf) == buf.total_added == 5 and not said
+    assert buf.contents().obs[:, 0, 0, 0].tolist() == [0, 1, 2, 3, 4]
+    # written just before a checkpoint that never landed: lined up with the one that did
+    lined_up = load_replay(run, 100, SHAPE, known=3, say=said.append)
+    assert lined_up is not None and lined_up.contents().obs[:, 0, 0, 0].tolist() == [0, 1, 2]
+    assert one_file_replay_snapshot(run.root) == run.root / "replay.npz"
