@@ -52,7 +52,7 @@ from tammi_rl.distributed.processes import ProcessPool, cpu_workers
 from tammi_rl.env.observation import ObservationEncoder
 from tammi_rl.nn.model import build_model, resolve_device
 from tammi_rl.rules.engine import Rules
-from tammi_rl.rules.pdn import game_to_pdn
+from tammi_rl.rules.pdn import PdnGame, games_to_pdn
 from tammi_rl.selfplay.worker import GameRecord, SelfPlayResult, SelfPlayWorker
 from tammi_rl.store.checkpoint import capture_rng, make_checkpoint
 from tammi_rl.store.rundir import RunDir, open_run
@@ -173,7 +173,8 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _game_pdn(rules: Rules, game: GameRecord, run: str, iteration: int, index: int) -> str:
+def _pdn_game(game: GameRecord, run: str, iteration: int, index: int) -> PdnGame:
+    """A sample self-play game with the tags that say where it comes from."""
     tags = {
         "Event": f"tammi-rl self-play {run} iteration {iteration}",
         "Site": "tammi-rl",
@@ -184,7 +185,7 @@ def _game_pdn(rules: Rules, game: GameRecord, run: str, iteration: int, index: i
     if game.result is not None:
         tags["Termination"] = game.result.reason
     result = game.result.pdn if game.result is not None else "*"
-    return game_to_pdn(rules, game.moves, start=game.positions[0], tags=tags, result=result)
+    return PdnGame(tags, game.positions[0], game.moves, result)
 
 
 def _status(
@@ -610,11 +611,10 @@ class Trainer:
             ckpt["selfplay_model"] = {k: v.detach().cpu() for k, v in self.selfplay_weights.items()}
         export = Path(cfg.checkpoints_dir) / f"{cfg.run_name}-latest.pt"
         path = self.run.save_checkpoint(ckpt, it, cfg.checkpoint.keep, export)
-        sample = games[:PDN_GAMES_PER_CHECKPOINT]
+        sample = [_pdn_game(g, cfg.run_name, it, i) for i, g in enumerate(games[:PDN_GAMES_PER_CHECKPOINT])]
         if sample:
-            pdns = [_game_pdn(self.rules, g, cfg.run_name, it, i) for i, g in enumerate(sample)]
-            self.run.write_games(it, "\n".join(pdns))
-            logger.game(pdns[0], it)
+            self.run.write_games(it, games_to_pdn(self.rules, sample))
+            logger.game(games_to_pdn(self.rules, sample[:1]), it)
         return path
 
 
