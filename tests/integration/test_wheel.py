@@ -174,7 +174,16 @@ def build(tmp_path_factory) -> dict:
     outside = base / "elsewhere"  # neither the checkout nor the venv
     outside.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
-    return {"base": base, "wheel": wheel, "sdist": sdist, "venv": venv, "python": python, "cwd": outside, "env": env}
+    return {
+        "base": base,
+        "wheel": wheel,
+        "sdist": sdist,
+        "venv": venv,
+        "python": python,
+        "purelib": Path(purelib.strip()),
+        "cwd": outside,
+        "env": env,
+    }
 
 
 def test_wheel_carries_the_data_and_no_junk(build):
@@ -242,3 +251,27 @@ def test_installed_package_makes_gymnasium_envs_from_its_own_files(build):
     assert {f"tammi/{name.capitalize()}-v0" for name in ("russian", "english", "italian", "turkish")} <= set(
         probe["ids"]
     ), probe["ids"]
+
+
+def _installed_files(purelib: Path) -> set[str]:
+    """Every file under the venv's site-packages but caches: ``__pycache__`` holds bytecode and
+    numba's compiled functions (`tammi_rl.jit_cache`), which a run may add; they are no output."""
+    return {str(p.relative_to(purelib)) for p in purelib.rglob("*") if "__pycache__" not in p.parts}
+
+
+def test_installed_eval_writes_in_the_current_directory_not_in_the_package(build):
+    """`tammi-rl eval russian` reads the model from inside the installed package; its games and
+    summary must land in the directory the user runs it from."""
+    here = build["base"] / "eval-here"
+    here.mkdir()
+    before = _installed_files(build["purelib"])
+    argv = ["eval", "russian", "--vs", "random", "--games", "2", "--sims", "2", "--max-plies", "20", "--quiet"]
+    out = _run([build["venv"] / "bin" / "tammi-rl", *argv], cwd=here, env=build["env"])
+    new = sorted(_installed_files(build["purelib"]) - before)
+    assert new == [], f"eval wrote into site-packages: {new}"
+    written = here / "eval_russian"
+    assert {p.name for p in written.iterdir()} == {"games.pdn", "summary.json", "summary.csv"}, out
+    summary = json.loads((written / "summary.json").read_text())
+    assert Path(summary["checkpoint"]).resolve().is_relative_to(build["purelib"].resolve())  # the wheel's model
+    assert len(summary["games"]) == 2
+    assert f"written to {written.resolve()}" in out
