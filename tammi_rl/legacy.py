@@ -172,21 +172,19 @@ PLAY_SETTINGS_BEFORE_THEIR_KEYS: dict[str, Any] = {"algorithm": "puct", "play_fo
 
 def upgrade_checkpoint_config(config: object) -> dict[str, Any]:
     """A checkpoint's saved run ``config`` with the sections (``train``, ``mcts``, ``eval``) and
-    keys a resume and a player read (a copy).
+    keys a resume and a player read (a copy): `upgrade_saved_config`'s (``train.hours`` among
+    them: 0, no budget, for runs from before it), and the agent's play settings.
 
     Old formats:
 
-    - a checkpoint without a config (none is required to load one): empty sections, so
-      every setting takes its default;
-    - runs from before ``train.hours``: no budget (``train.hours`` 0);
+    - a checkpoint without a config (none is required to load one): read as a saved config
+      that lacks every key;
     - runs from before ``eval.algorithm``: the agent plays PUCT;
     - runs from before ``eval.play_forced_hops``: the agent searches every hop (off).
     """
-    data: dict[str, Any] = copy.deepcopy(config) if isinstance(config, dict) else {}
+    data: dict[str, Any] = upgrade_saved_config(config if isinstance(config, dict) else {})
     for section in ("train", "mcts", "eval"):
         data.setdefault(section, {})
-    if isinstance(data["train"], dict):
-        data["train"].setdefault("hours", 0.0)
     if isinstance(data["eval"], dict):
         for key, value in PLAY_SETTINGS_BEFORE_THEIR_KEYS.items():
             data["eval"].setdefault(key, value)

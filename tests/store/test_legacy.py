@@ -14,6 +14,7 @@ from tammi_rl.legacy import (
     upgrade_learner_state,
     upgrade_replay_snapshot,
     upgrade_retired_keys,
+    upgrade_saved_config,
     upgrade_selfplay_state,
 )
 from tammi_rl.nn.model import build_model
@@ -150,14 +151,12 @@ def test_selfplay_games_from_before_search_values_get_nan_values():
     assert upgrade_selfplay_state({"rng": rng_state}) == {"rng": rng_state}  # no games: nothing added
 
 
-def test_checkpoint_without_a_config_gets_empty_sections():
+def test_checkpoint_without_a_config_reads_as_a_saved_config_lacking_every_key():
     for missing in (None, "not a mapping"):
         config = upgrade_checkpoint_config(missing)
-        assert config == {
-            "train": {"hours": 0.0},
-            "mcts": {},
-            "eval": {"algorithm": "puct", "play_forced_hops": False},
-        }
+        assert config["train"]["hours"] == 0.0
+        assert config["eval"]["algorithm"] == "puct" and config["eval"]["play_forced_hops"] is False
+        assert config["mcts"] == upgrade_saved_config({})["mcts"]
 
 
 def test_checkpoint_config_from_before_train_hours_has_no_budget():
