@@ -7,11 +7,14 @@
 where ``values`` are for each leaf's side to move. Tree work (selection, expansion,
 backup, observation encoding) is compiled (`tammi_rl.mcts.tree`); Python only loops
 over simulation steps and calls the evaluator once per step on every leaf that needs it.
+
+The algorithm (`ALGORITHMS`: `tammi_rl.mcts.puct` or `tammi_rl.mcts.gumbel`) is picked once,
+when a search is built: its compiled selection step, and its root hooks (noise before the
+simulations, policy target and move after them).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,12 +23,25 @@ import numpy as np
 
 from tammi_rl.config import MCTSConfig
 from tammi_rl.env.observation import N_PLANES
+from tammi_rl.mcts import gumbel, puct
 from tammi_rl.mcts import tree as tr
+from tammi_rl.mcts.gumbel import considered_visit_schedule
 from tammi_rl.rules import movegen as mg
 from tammi_rl.rules import turn as tm
 from tammi_rl.rules.actions import ActionCodec, codec_for
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
+
+__all__ = [
+    "ALGORITHMS",
+    "FORCED_NODES_PER_SIMULATION",
+    "BatchedSearch",
+    "Evaluator",
+    "MCTSResult",
+    "RootState",
+    "considered_visit_schedule",
+    "uniform_evaluator",
+]
 
 Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 """``evaluate(obs float32 [L, C, H, W]) -> (logits float32 [L, A], values float32 [L])``;
@@ -76,28 +92,80 @@ class MCTSResult:
     prior: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
-def considered_visit_schedule(max_considered: int, simulations: int) -> np.ndarray:
-    """Sequential halving as a schedule: at simulation s, the root visits a considered action
-    whose visit count equals ``schedule[s]`` (Gumbel MuZero, Danihelka et al. 2022)."""
-    if max_considered <= 1:
-        return np.arange(simulations, dtype=np.int64)
-    rounds = max(1, math.ceil(math.log2(max_considered)))
-    schedule: list[int] = []
-    visits = [0] * max_considered
-    considered = max_considered
-    while len(schedule) < simulations:
-        extra = max(1, int(simulations / (rounds * considered)))
-        for _ in range(extra):
-            schedule.extend(visits[:considered])
-            for i in range(considered):
-                visits[i] += 1
-        considered = max(2, considered // 2)
-    return np.asarray(schedule[:simulations], dtype=np.int64)
-
-
 FORCED_NODES_PER_SIMULATION = 3
 """Room for forced-hop nodes (`MCTSConfig.play_forced_hops`) per simulation; when it runs out,
 forced hops are evaluated like any other node (the search stays correct, just shallower)."""
+
+
+class _Puct:
+    """PUCT's root hooks: Dirichlet noise on the root priors; visit shares as the policy, the
+    move sampled from them (or the most visited)."""
+
+    select_leaves = staticmethod(puct.select_leaves)
+
+    def __init__(self, cfg: MCTSConfig) -> None:
+        self.cfg = cfg
+
+    def prepare_root(
+        self, search: BatchedSearch, t: int, explore: bool, rng: np.random.Generator, schedule: np.ndarray
+    ) -> None:
+        edges = search.edges_f[t, tr.root_edge_slice(search.nodes_i, t)]
+        if explore and len(edges) > 1:
+            cfg = self.cfg
+            edges[:, tr.EF_PRIOR] = puct.root_noise(
+                edges[:, tr.EF_PRIOR], cfg.dirichlet_alpha, cfg.dirichlet_fraction, rng
+            )
+
+    def decide(
+        self,
+        search: BatchedSearch,
+        t: int,
+        visits: np.ndarray,
+        prior: np.ndarray,
+        sample: bool,
+        rng: np.random.Generator,
+    ) -> tuple[np.ndarray, int]:
+        policy = puct.policy_target(visits, prior)
+        return policy, puct.choose(policy, visits, self.cfg.temperature, sample, rng)
+
+
+class _Gumbel:
+    """Gumbel's root hooks: Gumbel noise, the considered set and its sequential-halving schedule;
+    the improved policy as the target, the move from the most visited considered edges."""
+
+    select_leaves = staticmethod(gumbel.select_leaves)
+
+    def __init__(self, cfg: MCTSConfig) -> None:
+        self.cfg = cfg
+
+    def prepare_root(
+        self, search: BatchedSearch, t: int, explore: bool, rng: np.random.Generator, schedule: np.ndarray
+    ) -> None:
+        edges = search.edges_f[t, tr.root_edge_slice(search.nodes_i, t)]
+        noise, considered = gumbel.root_noise(edges[:, tr.EF_LOGIT], self.cfg.gumbel_max_actions, explore, rng)
+        edges[:, tr.EF_GUMBEL] = noise
+        schedule[:] = gumbel.considered_visit_schedule(considered, len(schedule))
+
+    def decide(
+        self,
+        search: BatchedSearch,
+        t: int,
+        visits: np.ndarray,
+        prior: np.ndarray,
+        sample: bool,
+        rng: np.random.Generator,
+    ) -> tuple[np.ndarray, int]:
+        ne = len(visits)
+        q, improved, score = np.zeros(ne), np.zeros(ne), np.zeros(ne)
+        gumbel.root_targets(
+            search.nodes_i, search.nodes_f, search.edges_i, search.edges_f, t, search.params, q, improved, score
+        )
+        noise = search.edges_f[t, tr.root_edge_slice(search.nodes_i, t), tr.EF_GUMBEL]
+        return improved, gumbel.choose(visits, noise, score)
+
+
+ALGORITHMS: dict[str, type[_Puct] | type[_Gumbel]] = {"puct": _Puct, "gumbel": _Gumbel}
+"""``MCTSConfig.algorithm`` -> its root hooks and compiled selection step."""
 
 
 class BatchedSearch:
@@ -108,6 +176,9 @@ class BatchedSearch:
     ) -> None:
         self.rules = rules
         self.cfg = cfg
+        if cfg.algorithm not in ALGORITHMS:
+            raise ValueError(f"unknown search algorithm {cfg.algorithm!r}; known: {', '.join(ALGORITHMS)}")
+        self.algorithm = ALGORITHMS[cfg.algorithm](cfg)
         self.codec: ActionCodec = codec_for(rules)
         g = rules.geometry
         self.obs_shape = (N_PLANES, g.size, g.size)
@@ -115,7 +186,7 @@ class BatchedSearch:
         self.max_simulations = max_simulations
         self.tables = tm.build_tables(rules, max_plies=None)  # the length cap is not applied in the tree
         self.params = tr.search_params(
-            cfg.algorithm, cfg.c_puct, cfg.gumbel_c_visit, cfg.gumbel_c_scale, cfg.play_forced_hops, cfg.fpu_reduction
+            cfg.c_puct, cfg.gumbel_c_visit, cfg.gumbel_c_scale, cfg.play_forced_hops, cfg.fpu_reduction
         )
         forced = FORCED_NODES_PER_SIMULATION if cfg.play_forced_hops else 0
         n_nodes, n_edges = tr.pool_sizes(max_simulations, edges_per_node, forced)
@@ -159,7 +230,9 @@ class BatchedSearch:
         # Simulation 0 evaluates and expands the roots.
         self._step(0, schedules, evaluator)
         root_obs = self.obs[:b].copy()
-        self._prepare_roots(b, explore, rng, schedules, sims)
+        for t in range(b):  # root exploration, tree by tree (the order the rng is drawn in)
+            if self.nodes_i[t, 0, tr.NI_N_EDGES] > 0:
+                self.algorithm.prepare_root(self, t, explore, rng, schedules[t, : sims[t]])
         for sim in range(1, most):
             active[:b] = sims > sim
             self._step(sim - 1, schedules, evaluator)
@@ -167,7 +240,7 @@ class BatchedSearch:
         return [self._result(t, root_obs[t], explore and not greedy[t], rng) for t in range(b)]
 
     def _step(self, sim: int, schedules: np.ndarray, evaluator: Evaluator) -> None:
-        tr.select_leaves(
+        self.algorithm.select_leaves(
             self.nodes_i,
             self.nodes_f,
             self.edges_i,
@@ -201,62 +274,19 @@ class BatchedSearch:
         below it (hops, not moves: a capture chain is several), at most ``length`` of them."""
         return tr.principal_hops(self.nodes_i, self.edges_i, t, first, length)
 
-    def _prepare_roots(
-        self, b: int, explore: bool, rng: np.random.Generator, schedules: np.ndarray, sims: np.ndarray
-    ) -> None:
-        """Root exploration: Gumbel noise and the considered set, or Dirichlet noise (PUCT)."""
-        cfg = self.cfg
-        for t in range(b):
-            sl = tr.root_edge_slice(self.nodes_i, t)
-            ne = sl.stop - sl.start
-            if ne <= 0:
-                continue
-            if cfg.algorithm == "puct":
-                if explore and ne > 1:
-                    noise = rng.dirichlet([cfg.dirichlet_alpha] * ne)
-                    f = cfg.dirichlet_fraction
-                    prior = self.edges_f[t, sl, tr.EF_PRIOR]
-                    self.edges_f[t, sl, tr.EF_PRIOR] = (1 - f) * prior + f * noise
-                continue
-            gumbel = rng.gumbel(size=ne) if explore else np.zeros(ne)
-            m = min(cfg.gumbel_max_actions, ne)
-            score = gumbel + self.edges_f[t, sl, tr.EF_LOGIT]
-            considered = np.argsort(-score, kind="stable")[:m]
-            g = np.full(ne, tr.NOT_CONSIDERED)
-            g[considered] = gumbel[considered]
-            self.edges_f[t, sl, tr.EF_GUMBEL] = g
-            schedules[t, : sims[t]] = considered_visit_schedule(m, int(sims[t]))
-
-    def _result(self, t: int, obs: np.ndarray, explore: bool, rng: np.random.Generator) -> MCTSResult:
-        cfg = self.cfg
+    def _result(self, t: int, obs: np.ndarray, sample: bool, rng: np.random.Generator) -> MCTSResult:
+        """Tree ``t``'s outcome; ``sample``: PUCT draws its move from the visit shares."""
         sl = tr.root_edge_slice(self.nodes_i, t)
         ne = sl.stop - sl.start
         actions = np.zeros(ne, np.int64)
         visits = np.zeros(ne, np.int64)
-        q = np.zeros(ne, np.float64)
-        improved = np.zeros(ne, np.float64)
-        score = np.zeros(ne, np.float64)
-        tr.root_statistics(
-            self.nodes_i, self.nodes_f, self.edges_i, self.edges_f, t, self.params, actions, visits, q, improved, score
-        )
+        tr.root_edges(self.nodes_i, self.edges_i, t, actions, visits)
         prior = self.edges_f[t, sl, tr.EF_PRIOR].copy()
         value = tr.root_value(self.nodes_i, self.nodes_f, t)
         if ne == 0:
-            return MCTSResult(actions, visits, improved, -1, value, obs, prior)
-        if cfg.algorithm == "puct":
-            total = visits.sum()
-            policy = visits / total if total > 0 else prior
-            if explore and cfg.temperature > 0:
-                weights = policy ** (1.0 / cfg.temperature)
-                choice = int(rng.choice(ne, p=weights / weights.sum()))
-            else:
-                choice = int(np.argmax(visits))
-            return MCTSResult(actions, visits, policy, int(actions[choice]), value, obs, prior)
-        considered = self.edges_f[t, sl, tr.EF_GUMBEL] > tr.NOT_CONSIDERED / 2
-        most = visits[considered].max()
-        candidates = np.flatnonzero(considered & (visits == most))
-        choice = int(candidates[np.argmax(score[candidates])])
-        return MCTSResult(actions, visits, improved, int(actions[choice]), value, obs, prior)
+            return MCTSResult(actions, visits, np.zeros(0), -1, value, obs, prior)
+        policy, choice = self.algorithm.decide(self, t, visits, prior, sample, rng)
+        return MCTSResult(actions, visits, policy, int(actions[choice]), value, obs, prior)
 
 
 def uniform_evaluator(n_actions: int) -> Evaluator:

@@ -1,10 +1,13 @@
 """Batched search trees over hop actions: node arrays, expansion and backup (numba, no recursion).
 
 B independent trees (one per game searched together) live in flat arrays, in the spirit
-of mctx's batched tree but with numba kernels instead of vectorised array programs. A
-simulation step is three calls:
+of mctx's batched tree but with numba kernels instead of vectorised array programs. This
+module knows nothing of how an edge is chosen: the in-tree selection rule is a compiled
+``select_edge`` function that `select_leaves` takes as its first argument
+(`tammi_rl.mcts.puct`, `tammi_rl.mcts.gumbel`; each compiles its own selection step around
+it). A simulation step is three calls:
 
-1. `select_leaves`: per tree, walk from the root to a leaf (creating the
+1. the algorithm's ``select_leaves``: per tree, walk from the root to a leaf (creating the
    child node the walk steps into), and write the leaf's observation planes and legal hops;
 2. the caller evaluates all leaves in ONE network forward pass;
 3. `expand_and_backup`: give the leaves their children (priors from the policy) and
@@ -83,9 +86,8 @@ EI_CHILD = 1  # child node, -1 until visited
 EI_COUNT = 2
 EF_PRIOR = 0  # softmax prior (PUCT: with root noise)
 EF_LOGIT = 1  # policy logit minus the node's max logit
-EF_GUMBEL = 2  # root Gumbel noise; NOT_CONSIDERED outside the considered set
+EF_GUMBEL = 2  # root Gumbel noise (`tammi_rl.mcts.gumbel.NOT_CONSIDERED` outside the considered set); 0 elsewhere
 EF_COUNT = 3
-NOT_CONSIDERED = -1e300
 
 # --- per tree: trees_i[tree, TI_*] -----------------------------------------------------
 TI_N_NODES = 0
@@ -96,16 +98,13 @@ TI_LEAF = 4  # the leaf the last selection step reached (-1: inactive)
 TI_LEAF_N_ACTIONS = 5  # its legal hops (0: terminal, backed up with its exact value)
 TI_COUNT = 6
 
-# --- search settings: params[SP_*] -----------------------------------------------------
-SP_ALGORITHM = 0  # ALGO_PUCT or ALGO_GUMBEL
-SP_C_PUCT = 1
-SP_C_VISIT = 2  # Gumbel sigma: (c_visit + max visits) * c_scale * q
-SP_C_SCALE = 3
-SP_FORCED = 4  # 1: play forced hops through without a network call (`_play_forced_hops`)
-SP_FPU_REDUCTION = 5  # PUCT: unvisited children start at the node's value minus this * sqrt(visited prior)
-SP_COUNT = 6
-ALGO_PUCT = 0
-ALGO_GUMBEL = 1
+# --- search settings: params[SP_*] (`search_params`): the tree's, then PUCT's, then Gumbel's --
+SP_FORCED = 0  # 1: play forced hops through without a network call (`_play_forced_hops`)
+SP_C_PUCT = 1  # PUCT exploration constant
+SP_FPU_REDUCTION = 2  # PUCT: unvisited children start at the node's value minus this * sqrt(visited prior)
+SP_C_VISIT = 3  # Gumbel sigma: (c_visit + max visits) * c_scale * q
+SP_C_SCALE = 4
+SP_COUNT = 5
 
 # --- root states: roots[tree, R_*] (`write_root`, `init_roots`) ----------------------------
 R_BOARD = 0  # as NI_BOARD
@@ -158,19 +157,18 @@ def workspace() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 
 def search_params(
-    algorithm: str,
     c_puct: float,
     c_visit: float,
     c_scale: float,
     play_forced_hops: bool = False,
     fpu_reduction: float = 0.0,
 ) -> np.ndarray:
-    """The float64 ``SP_*`` record of the search settings."""
+    """The float64 ``SP_*`` record of the search settings (each algorithm reads its own fields)."""
     p = np.zeros(SP_COUNT, np.float64)
-    p[SP_ALGORITHM] = ALGO_PUCT if algorithm == "puct" else ALGO_GUMBEL
-    p[SP_C_PUCT], p[SP_C_VISIT], p[SP_C_SCALE] = c_puct, c_visit, c_scale
     p[SP_FORCED] = 1.0 if play_forced_hops else 0.0
+    p[SP_C_PUCT] = c_puct
     p[SP_FPU_REDUCTION] = fpu_reduction
+    p[SP_C_VISIT], p[SP_C_SCALE] = c_visit, c_scale
     return p
 
 
@@ -273,139 +271,6 @@ def child_visits(nodes_i, t, child):
 
 
 @njit(cache=True, _nrt=False)
-def _completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, out_q):
-    """Completed Q of every child (mctx-style v_mix for unvisited ones), rescaled to [0, 1].
-
-    Returns the largest child visit count.
-    """
-    side = nodes_i[t, node, NI_SIDE]
-    first = nodes_i[t, node, NI_FIRST_EDGE]
-    ne = nodes_i[t, node, NI_N_EDGES]
-    net_v = nodes_f[t, node, NF_NET_VALUE]
-    total_visits = 0
-    weighted = 0.0
-    prior_visited = 0.0
-    max_visits = 0
-    for e in range(ne):
-        c = edges_i[t, first + e, EI_CHILD]
-        v = child_visits(nodes_i, t, c)
-        if v > 0:
-            total_visits += v
-            max_visits = max(max_visits, v)
-            weighted += edges_f[t, first + e, EF_PRIOR] * child_q(nodes_i, nodes_f, t, c, side, 0.0)
-            prior_visited += edges_f[t, first + e, EF_PRIOR]
-    v_mix = (net_v + total_visits * weighted / prior_visited) / (1 + total_visits) if prior_visited > 0 else net_v
-    lo = 1e9
-    hi = -1e9
-    for e in range(ne):
-        q = child_q(nodes_i, nodes_f, t, edges_i[t, first + e, EI_CHILD], side, v_mix)
-        out_q[e] = q
-        lo = min(lo, q)
-        hi = max(hi, q)
-    span = max(hi - lo, 1e-6)
-    for e in range(ne):
-        out_q[e] = (out_q[e] - lo) / span if hi > lo else 0.5
-    return max_visits
-
-
-@njit(cache=True, _nrt=False)
-def _select_puct(nodes_i, nodes_f, edges_i, edges_f, t, node, c_puct, fpu_reduction):
-    """argmax of Q + c_puct * P * sqrt(N) / (1 + n); an unvisited child's Q is the node's own
-    network value, lowered by ``fpu_reduction * sqrt(prior mass already visited)`` (first-play
-    urgency: once good moves have been tried, an untried one is presumed a little worse)."""
-    first = nodes_i[t, node, NI_FIRST_EDGE]
-    side = nodes_i[t, node, NI_SIDE]
-    sqrt_n = np.sqrt(max(nodes_i[t, node, NI_VISITS], 1))
-    fpu = nodes_f[t, node, NF_NET_VALUE]
-    if fpu_reduction > 0.0:
-        visited = 0.0
-        for e in range(nodes_i[t, node, NI_N_EDGES]):
-            if child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD]) > 0:
-                visited += edges_f[t, first + e, EF_PRIOR]
-        fpu -= fpu_reduction * np.sqrt(visited)
-    best = -1
-    best_score = -1e300
-    for e in range(nodes_i[t, node, NI_N_EDGES]):
-        c = edges_i[t, first + e, EI_CHILD]
-        q = child_q(nodes_i, nodes_f, t, c, side, fpu)
-        score = q + c_puct * edges_f[t, first + e, EF_PRIOR] * sqrt_n / (1 + child_visits(nodes_i, t, c))
-        if score > best_score:
-            best_score = score
-            best = e
-    return best
-
-
-@njit(cache=True, _nrt=False)
-def _select_gumbel_root(nodes_i, edges_i, edges_f, t, node, target, sigma_scale, scratch_q):
-    """Sequential halving: the considered action with ``target`` visits and the best score,
-    else (the schedule ran short) the least visited considered action."""
-    first = nodes_i[t, node, NI_FIRST_EDGE]
-    ne = nodes_i[t, node, NI_N_EDGES]
-    best = -1
-    best_score = -1e300
-    for e in range(ne):
-        if edges_f[t, first + e, EF_GUMBEL] < -1e200:
-            continue  # not among the considered actions
-        if child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD]) != target:
-            continue
-        score = edges_f[t, first + e, EF_GUMBEL] + edges_f[t, first + e, EF_LOGIT] + sigma_scale * scratch_q[e]
-        if score > best_score:
-            best_score = score
-            best = e
-    if best >= 0:
-        return best
-    fewest = 1 << 60
-    for e in range(ne):
-        if edges_f[t, first + e, EF_GUMBEL] < -1e200:
-            continue
-        visits = child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
-        if visits < fewest:
-            fewest = visits
-            best = e
-    return best
-
-
-@njit(cache=True, _nrt=False)
-def _select_gumbel_interior(nodes_i, edges_i, edges_f, t, node, sigma_scale, scratch_q):
-    """Follow the improved policy, correcting for the visits so far (Gumbel MuZero)."""
-    first = nodes_i[t, node, NI_FIRST_EDGE]
-    ne = nodes_i[t, node, NI_N_EDGES]
-    mx = -1e300
-    for e in range(ne):
-        scratch_q[e] = edges_f[t, first + e, EF_LOGIT] + sigma_scale * scratch_q[e]
-        mx = max(mx, scratch_q[e])
-    z = 0.0
-    for e in range(ne):
-        scratch_q[e] = np.exp(scratch_q[e] - mx)
-        z += scratch_q[e]
-    total = 0
-    for e in range(ne):
-        total += child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
-    best = -1
-    best_score = -1e300
-    for e in range(ne):
-        visits = child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
-        score = scratch_q[e] / z - visits / (1.0 + total)
-        if score > best_score:
-            best_score = score
-            best = e
-    return best
-
-
-@njit(cache=True, _nrt=False)
-def _select_edge(nodes_i, nodes_f, edges_i, edges_f, t, node, is_root, target, params, scratch_q):
-    """Index (within the node's edges) of the edge to follow; ``target`` is the root's
-    sequential-halving visit count for this simulation (Gumbel)."""
-    if params[SP_ALGORITHM] == ALGO_PUCT:
-        return _select_puct(nodes_i, nodes_f, edges_i, edges_f, t, node, params[SP_C_PUCT], params[SP_FPU_REDUCTION])
-    max_visits = _completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, scratch_q)
-    sigma_scale = (params[SP_C_VISIT] + max_visits) * params[SP_C_SCALE]
-    if is_root:
-        return _select_gumbel_root(nodes_i, edges_i, edges_f, t, node, target, sigma_scale, scratch_q)
-    return _select_gumbel_interior(nodes_i, edges_i, edges_f, t, node, sigma_scale, scratch_q)
-
-
-@njit(cache=True, _nrt=False)
 def _play_forced_hops(nodes_i, nodes_f, edges_i, edges_f, trees_i, t, node, tables, buf, alive, hops_out, spare):
     """From a new node, follow hops that have no alternative (the rest of a capture chain, the
     only legal capture) and return the first node with a real choice, or a terminal node.
@@ -471,15 +336,23 @@ def init_roots(nodes_i, nodes_f, edges_i, trees_i, roots):
         trees_i[t, TI_REPETITION] = roots[t, R_REPETITION]
 
 
-@njit(cache=True)
-def select_leaves(nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, params, tables, obs, leaf_actions, work):
-    """One selection step for every active tree.
+@njit(cache=True, inline="always")
+def select_leaves(
+    select_edge, nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, params, tables, obs, leaf_actions, work
+):
+    """One selection step for every active tree, following ``select_edge`` at each node.
+
+    ``select_edge(nodes_i, nodes_f, edges_i, edges_f, t, node, is_root, target, params, scratch_q)``
+    (compiled) returns the index, within the node's edges, of the edge to follow; ``target`` is
+    ``schedules[t, sim]`` (Gumbel's sequential-halving visit target) and ``scratch_q`` float64
+    ``[MAX_MOVES]`` is scratch space. Inlined into each algorithm's compiled selection step
+    (`tammi_rl.mcts.puct.select_leaves`, `tammi_rl.mcts.gumbel.select_leaves`), so the rule is
+    fixed at compile time and costs no dispatch per node.
 
     Writes per tree: ``trees_i[t, TI_LEAF]`` (-1 when inactive); for a leaf that needs the
     network, its planes ``obs[t]`` (float32 ``[C, H, W]``) and hop actions
     ``leaf_actions[t, :trees_i[t, TI_LEAF_N_ACTIONS]]``; 0 actions marks a terminal leaf,
-    whose exact value `expand_and_backup` backs up. ``schedules[t, sim]`` is tree t's
-    Gumbel sequential-halving visit target; ``work`` is scratch space (`workspace`).
+    whose exact value `expand_and_backup` backs up. ``work`` is scratch space (`workspace`).
     """
     buf, alive, scratch_q, counters = work
     for t in range(nodes_i.shape[0]):
@@ -490,7 +363,7 @@ def select_leaves(nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, p
         node = 0
         depth = 0
         while nodes_i[t, node, NI_TERMINAL] == 0 and nodes_i[t, node, NI_N_EDGES] >= 0:
-            e = _select_edge(
+            e = select_edge(
                 nodes_i, nodes_f, edges_i, edges_f, t, node, depth == 0, schedules[t, sim], params, scratch_q
             )
             slot = nodes_i[t, node, NI_FIRST_EDGE] + e
@@ -565,34 +438,16 @@ def expand_and_backup(nodes_i, nodes_f, edges_i, edges_f, trees_i, leaf_actions,
 
 
 @njit(cache=True)
-def root_statistics(
-    nodes_i, nodes_f, edges_i, edges_f, t, params, out_actions, out_visits, out_q, out_improved, out_score
-):
-    """Per root edge of tree ``t``: action, visits, completed Q (rescaled), improved policy,
-    Gumbel score. Returns the number of root edges.
-
-    The improved policy is softmax(logits + sigma(q)), the Gumbel policy target; the score
-    is gumbel + logits + sigma(q) (the final choice).
-    """
+def root_edges(nodes_i, edges_i, t, out_actions, out_visits):
+    """Per root edge of tree ``t``: its hop action and its child's visits (int64 ``[E_root]``
+    each). Returns E_root, the number of root edges (0: the root was not expanded)."""
     ne = nodes_i[t, 0, NI_N_EDGES]
     if ne <= 0:
         return 0
     first = nodes_i[t, 0, NI_FIRST_EDGE]
-    max_visits = _completed_q(nodes_i, nodes_f, edges_i, edges_f, t, 0, out_q)
-    sigma_scale = (params[SP_C_VISIT] + max_visits) * params[SP_C_SCALE]
-    mx = -1e300
     for e in range(ne):
         out_actions[e] = edges_i[t, first + e, EI_ACTION]
         out_visits[e] = child_visits(nodes_i, t, edges_i[t, first + e, EI_CHILD])
-        out_improved[e] = edges_f[t, first + e, EF_LOGIT] + sigma_scale * out_q[e]
-        out_score[e] = edges_f[t, first + e, EF_GUMBEL] + out_improved[e]
-        mx = max(mx, out_improved[e])
-    z = 0.0
-    for e in range(ne):
-        out_improved[e] = np.exp(out_improved[e] - mx)
-        z += out_improved[e]
-    for e in range(ne):
-        out_improved[e] /= z
     return ne
 
 
