@@ -21,13 +21,13 @@ from tammi_rl.alphabeta.driver import AlphaBeta, AlphaBetaConfig
 from tammi_rl.config import MCTSConfig
 from tammi_rl.env import observation
 from tammi_rl.env.draughts_env import DraughtsEnv
-from tammi_rl.mcts import tree
+from tammi_rl.mcts import gumbel, puct, tree
 from tammi_rl.mcts.search import BatchedSearch, RootState, uniform_evaluator
 from tammi_rl.rules import draw_rules, movegen, turn
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 
-MODULES = [movegen, draw_rules, turn, observation, tree, core, heuristic, zobrist]
+MODULES = [movegen, draw_rules, turn, observation, tree, puct, gumbel, core, heuristic, zobrist]
 
 
 def no_runtime_dispatchers():
@@ -59,18 +59,19 @@ def check_no_runtime_kernels() -> int:
     env.chain_state()
     AlphaBeta(rules, AlphaBetaConfig(depth=3)).search(rules.start_position())
     russian = Rules.for_variant("russian")
-    search = BatchedSearch(russian, MCTSConfig(), max_trees=2, max_simulations=16)
     game = Game(russian)
     for _ in range(6):
         game.play(game.legal_moves()[0])
     game.play_hop(game.legal_hops()[0])
-    search.run(
-        [RootState.of_game(game)] * 2,
-        uniform_evaluator(search.codec.n_actions),
-        16,
-        explore=True,
-        rng=np.random.default_rng(0),
-    )
+    for algorithm in ("gumbel", "puct"):  # each compiles its own selection step
+        search = BatchedSearch(russian, MCTSConfig(algorithm=algorithm), max_trees=2, max_simulations=16)
+        search.run(
+            [RootState.of_game(game)] * 2,
+            uniform_evaluator(search.codec.n_actions),
+            16,
+            explore=True,
+            rng=np.random.default_rng(0),
+        )
 
     checked = 0
     for name, dispatcher in no_runtime_dispatchers():
