@@ -3,6 +3,9 @@
 A key's limits (``min``/``max``, ``choices``) are enforced by `tammi_rl.config.fields.check`;
 rules that involve more than one key, or a value no limit can express, live in `validate`.
 `describe_fields` lists every key for a reference (type, default, documentation).
+
+The defaults are the shipped CPU recipe, a Russian run sized for 2 cores (``configs/russian.yaml``
+names only the variant), so a config file states only what differs from it.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ class NetworkConfig:
     """Residual policy-value network (`tammi_rl.nn.model`): a convolutional stem, a tower of
     residual blocks, a policy head and a win/draw/loss value head."""
 
-    blocks: int = setting(6, "Residual blocks in the tower; more blocks give a stronger but slower network.", min=1)
-    channels: int = setting(64, "Convolution channels (filters) of the stem and of every residual block.", min=1)
+    blocks: int = setting(4, "Residual blocks in the tower; more blocks give a stronger but slower network.", min=1)
+    channels: int = setting(48, "Convolution channels (filters) of the stem and of every residual block.", min=1)
     value_hidden: int = setting(64, "Hidden units of the fully connected layer in the win/draw/loss value head.", min=1)
 
 
@@ -44,7 +47,7 @@ class MCTSConfig:
         'even at few simulations) or "puct" (AlphaZero\'s PUCT with Dirichlet noise at the root).',
         choices=SEARCH_ALGORITHMS,
     )
-    simulations: int = setting(64, "Simulations per searched hop, the root's own evaluation included.", min=1)
+    simulations: int = setting(32, "Simulations per searched hop, the root's own evaluation included.", min=1)
     c_puct: float = setting(
         1.5,
         "PUCT exploration constant: larger values follow the network's prior more and "
@@ -84,7 +87,7 @@ class MCTSConfig:
         "prior logits (gumbel only).",
     )
     gumbel_c_scale: float = setting(
-        1.0,
+        0.1,
         "c_scale of that transform: smaller values keep noisy search values "
         "out of the policy targets; 0.1 is mctx's default (gumbel only).",
     )
@@ -96,7 +99,7 @@ class MCTSConfig:
         min=0.0,
     )
     temperature_plies: int = setting(
-        20,
+        16,
         "Plies (per game, both sides counted) played by sampling from the "
         "search policy; later plies play the best move.",
         min=0,
@@ -113,7 +116,7 @@ class MCTSConfig:
         16, "Simulations per hop of a cheap search (playout cap, when playout_cap_fraction is below 1).", min=1
     )
     play_forced_hops: bool = setting(
-        False,
+        True,
         "In self-play trees, play a hop that has no alternative (the rest of a capture chain, the only "
         "legal capture) without a network call, so every simulation's evaluation lands on a position "
         "with a real choice. The agent's own search outside self-play follows eval.play_forced_hops.",
@@ -124,15 +127,15 @@ class MCTSConfig:
 class SelfPlayConfig:
     """Self-play games that produce the training samples."""
 
-    games_per_iteration: int = setting(64, "Self-play games finished per training iteration.", min=1)
+    games_per_iteration: int = setting(32, "Self-play games finished per training iteration.", min=1)
     parallel_games: int = setting(
-        64,
+        32,
         "Games played at once and searched as one batch, so each simulation step "
         "is one network call over up to this many positions.",
         min=1,
     )
     max_plies: int = setting(
-        300,
+        200,
         "Length cap in plies (a whole move, captures included, is one ply) of "
         "self-play, evaluation and gating games; a game reaching it is decided by "
         "the variant's adjudication rule.",
@@ -170,7 +173,7 @@ class SelfPlayConfig:
         choices=("auto", "local", "server"),
     )
     resign_playout_fraction: float = setting(
-        0.1,
+        0.2,
         "Share of would-be-resigned games played out to the end instead, to measure how often resigning was wrong.",
         min=0.0,
         max=1.0,
@@ -182,7 +185,7 @@ class ReplayConfig:
     """Replay buffer: a sliding window of the newest self-play samples."""
 
     capacity: int = setting(
-        200_000, "Samples (positions) the buffer holds; once full, each new sample replaces the oldest.", min=1
+        100_000, "Samples (positions) the buffer holds; once full, each new sample replaces the oldest.", min=1
     )
     min_samples: int = setting(
         2_000, "Learning starts once the buffer holds this many samples; at most replay.capacity."
@@ -194,13 +197,13 @@ class TrainConfig:
     """The learner: optimiser, learning-rate schedule and loss weights."""
 
     iterations: int = setting(
-        100,
+        2000,
         "Iterations in the whole run: the unit of logging, evaluation and checkpoints; one ends each "
         "time selfplay.games_per_iteration more games have finished.",
         min=1,
     )
     hours: float = setting(
-        0.0,
+        2.0,
         "Wall-clock budget of the whole run in hours, resumed sessions included (0: none). With a "
         "budget the run ends after the iteration that leaves too little time for one more and the "
         "final evaluation, train.iterations is only a cap, and the lr schedule follows whichever of "
@@ -227,7 +230,7 @@ class TrainConfig:
         min=1,
     )
     optimizer: str = setting("adamw", '"adamw" (AdamW) or "sgd" (SGD with train.momentum).', choices=("adamw", "sgd"))
-    lr: float = setting(1e-3, "Learning rate at the start of the schedule.", min=0.0, min_exclusive=True)
+    lr: float = setting(2e-3, "Learning rate at the start of the schedule.", min=0.0, min_exclusive=True)
     lr_schedule: str = setting(
         "cosine",
         '"cosine": the learning rate falls from train.lr to 0 as the run goes from its first to its '
@@ -244,7 +247,7 @@ class TrainConfig:
     momentum: float = setting(0.9, "SGD momentum, Nesterov when above 0 and plain SGD at 0 (sgd only).")
     value_loss_weight: float = setting(1.0, "Weight of the value (win/draw/loss) loss; the policy loss has weight 1.")
     value_target_search_weight: float = setting(
-        0.0,
+        0.5,
         "Share of the root search value in the value target: 0 trains on the game outcome alone "
         "(AlphaZero), 0.5 on the average of outcome and search value, which is less noisy early in "
         "training.",
@@ -324,7 +327,7 @@ class EvalConfig:
     """Matches of the learner's network against alpha-beta during training (and optional gating)."""
 
     every: int = setting(
-        5,
+        200,
         "Evaluate against alpha-beta every this many iterations and after the last one, so the curve "
         "ends at the final network (0 disables).",
         min=0,
@@ -333,7 +336,7 @@ class EvalConfig:
     alphabeta_depths: list[int] = setting(
         doc="Alpha-beta search depths to play, one match each, 0 meaning the random player; the first "
         "depth is the Elo anchor (rating 0).",
-        factory=lambda: [1, 2],
+        factory=lambda: [2, 4, 6],
         min=0,
     )
     simulations: int = setting(64, "Simulations per searched hop of the network in evaluation games.", min=1)
@@ -406,9 +409,9 @@ class Config:
     device: str = setting(
         "auto", 'Torch device of the network: "auto" (CUDA when present, else the CPU), "cpu", "cuda" or "cuda:N".'
     )
-    threads: int = setting(0, "torch (and ONNX Runtime) intra-op threads (0: the library's default).", min=0)
+    threads: int = setting(1, "torch (and ONNX Runtime) intra-op threads (0: the library's default).", min=0)
     runtime: str = setting(
-        "auto",
+        "onnx-int8",
         'Inference runtime of the network in search: "auto" (ONNX Runtime on the CPU, where it measures '
         'about twice as fast as torch at batch 32; torch on CUDA), "torch", "onnx", or "onnx-int8" (8-bit '
         "ONNX Runtime calibrated on the positions just searched: 1.8x float32 on an AVX2 CPU, 2.6x with "

@@ -85,7 +85,7 @@ def test_runtime_choice() -> None:
             resolve_runtime(name, cuda)
     with pytest.raises(ValueError, match="unknown inference runtime"):
         resolve_runtime("tensorrt", cpu)
-    assert load_config(None).runtime == "auto"
+    assert load_config(None).runtime == "onnx-int8"  # the shipped CPU recipe: self-play in 8 bits
 
 
 def write_checkpoint(tmp_path, variant: str = "russian"):

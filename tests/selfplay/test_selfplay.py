@@ -21,6 +21,7 @@ OVERRIDES = [
     "selfplay.games_per_iteration=4",
     "selfplay.max_plies=30",
     "selfplay.resign_threshold=-1",
+    "runtime=auto",  # float32: the 8-bit runtime calibrates on what it searched, so a resumed copy plays apart
 ]
 
 
