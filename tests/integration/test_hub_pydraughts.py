@@ -38,6 +38,8 @@ from tammi_rl.hub import HubNotation
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 
+pytestmark = pytest.mark.slow
+
 GAMES = 10
 MAX_PLIES = 400
 COMMAND = [
@@ -83,7 +85,6 @@ def _kill(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)  # pydraughts starts the engine in its own group
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("variant", sorted(CASES))
 def test_pydraughts_hub_engine_plays_full_games(variant: str, caplog: pytest.LogCaptureFixture) -> None:
     pyd_variant, hub_variant, level, games = CASES[variant]

@@ -125,6 +125,7 @@ def test_notebook_committed_clean(name):
             assert cell.execution_count is None, f"{name}: cell {i} has an execution count"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs(name, smoke_run, kernel_path, tmp_path):
     nb = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)

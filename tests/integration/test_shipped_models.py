@@ -95,6 +95,7 @@ def test_player_spec_sets_search_constants_over_the_checkpoints(models, russian)
             parse_player_spec(f"mcts:model=russian,{bad}", russian)
 
 
+@pytest.mark.slow
 def test_a_checkpoint_plays_with_its_runs_eval_algorithm(tmp_path, russian):
     from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint
 
@@ -119,6 +120,7 @@ def test_a_checkpoint_plays_with_its_runs_eval_algorithm(tmp_path, russian):
         player(tmp_path / "broken.pt")
 
 
+@pytest.mark.slow
 def test_a_checkpoint_plays_forced_hops_through_when_its_run_says_so(tmp_path, russian):
     """eval.play_forced_hops is the agent's (default off, also for runs from before the key);
     mcts.play_forced_hops is self-play's and does not reach the player."""

@@ -19,6 +19,8 @@ from tammi_rl.store.rundir import RunDirError
 from tammi_rl.train.replay import ReplayBuffer
 from tammi_rl.train.trainer import Trainer, resume_config, train
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "configs" / "smoke.yaml"
 
