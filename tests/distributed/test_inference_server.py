@@ -57,6 +57,7 @@ def test_mode_ladder_and_padding(russian):
         fwd.size_for(17)
 
 
+@pytest.mark.slow
 def test_server_matches_local_runtime_and_takes_new_weights(russian):
     cfg = load_config(SMOKE, ["selfplay.parallel_games=16", "selfplay.inference=server"])
     a, b = net(russian, cfg, 0), net(russian, cfg, 1)
@@ -131,6 +132,7 @@ def deliveries(pool, count, seconds=90.0):
     return got
 
 
+@pytest.mark.slow
 def test_pool_with_server_delivers_games_and_closes_cleanly(russian, tmp_path):
     pool = smoke_pool(russian, tmp_path)
     pids: list[int] = []
@@ -155,6 +157,7 @@ def test_pool_with_server_delivers_games_and_closes_cleanly(russian, tmp_path):
     assert not wait_dead(pids) and not mp.active_children()
 
 
+@pytest.mark.slow
 def test_killed_server_stops_the_pool_with_an_error_naming_it(russian, tmp_path):
     pool = smoke_pool(russian, tmp_path)
     pids: list[int] = []

@@ -63,6 +63,7 @@ def _read_board(spec, than, conn):
     board.close()
 
 
+@pytest.mark.slow
 def test_weight_board_publishes_versions_across_processes():
     import multiprocessing as mp
 
@@ -137,6 +138,7 @@ def test_merge_stats_sums_counts_and_weights_rates():
 
 
 # --- the pool ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_pool_replaces_a_killed_worker_and_counts_nothing_twice(tmp_path, russian):
     from tammi_rl.nn.model import build_model
 
@@ -167,6 +169,7 @@ def test_pool_replaces_a_killed_worker_and_counts_nothing_twice(tmp_path, russia
 
 
 # --- the loop ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_async_smoke_trains_checkpoints_and_resumes(tmp_path):
     out = io.StringIO()
     summary = train(smoke(tmp_path, "eval.every=0"), out=out)
@@ -198,6 +201,7 @@ def test_async_smoke_trains_checkpoints_and_resumes(tmp_path):
     assert scalar_steps(run / "tb", "replay/size") == [1, 2, 3]
 
 
+@pytest.mark.slow
 def test_async_run_ends_on_its_hours_budget(tmp_path, monkeypatch):
     """Under ``train.hours`` the pool's run ends like the in-process one: each iteration here
     takes 1,000 s more (the clock is wound on) under a 2,500 s budget, so the second is the
@@ -219,6 +223,7 @@ def test_async_run_ends_on_its_hours_budget(tmp_path, monkeypatch):
     assert ckpt["counters"]["iteration"] == 2 and ckpt["counters"]["budget_spent"]
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_is_replaced(tmp_path):
     seen = []
     played = []  # every game delivered, as its move paths
@@ -246,6 +251,7 @@ def test_a_worker_killed_mid_run_is_replaced(tmp_path):
     assert ReplayBuffer.load_chunks(summary.run_dir / "replay", 5000).total_added == c.positions
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_too_often_stops_the_run_naming_it(tmp_path):
     pools = []
 
@@ -300,6 +306,7 @@ def _read_until(proc, needle: str) -> list[str]:
     raise AssertionError(f"{needle!r} never printed:\n{''.join(seen)}")
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_trainer_takes_its_workers_and_resumes(tmp_path):
     proc, run = _start_cli(tmp_path, "train.iterations=5", "checkpoint.every=2")
     try:
@@ -328,6 +335,7 @@ def test_sigkill_of_the_trainer_takes_its_workers_and_resumes(tmp_path):
     assert scalar_steps(run / "tb", "replay/size") == [1, 2, 3, 4, 5]  # every step once: no duplicates
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_workers_and_writes_a_final_checkpoint(tmp_path):
     proc, run = _start_cli(tmp_path, "train.iterations=50", "checkpoint.every=100")
     try:

@@ -47,6 +47,7 @@ def smoke(tmp_path, *overrides):
 
 
 # --- without Ray ------------------------------------------------------------------------
+@pytest.mark.slow
 def test_trainer_does_not_import_ray():
     code = (
         "import sys, tammi_rl, tammi_rl.train.trainer, tammi_rl.distributed.ray_backend, tammi_rl.cli; "
