@@ -114,6 +114,7 @@ def numba_index_files(directory: Path, stem: str) -> list[Path]:
     return sorted(directory.glob(f"{stem}.*.nbi"))
 
 
+@pytest.mark.slow
 def test_control_numba_alone_runs_stale_inlined_code(tmp_path: Path) -> None:
     pkg = make_pkg(tmp_path)
     assert run_pkg(tmp_path, refresh=False)["value"] == 1
@@ -122,6 +123,7 @@ def test_control_numba_alone_runs_stale_inlined_code(tmp_path: Path) -> None:
     assert run_pkg(tmp_path, refresh=False)["value"] == 1  # the bug refresh_caches exists for
 
 
+@pytest.mark.slow
 def test_refresh_drops_cache_of_caller_when_callee_changes(tmp_path: Path) -> None:
     pkg = make_pkg(tmp_path)
     first = run_pkg(tmp_path, refresh=True)
@@ -133,6 +135,7 @@ def test_refresh_drops_cache_of_caller_when_callee_changes(tmp_path: Path) -> No
     assert run_pkg(tmp_path, refresh=True) == {"dropped": [], "value": 2}
 
 
+@pytest.mark.slow
 def test_refresh_follows_imports_through_uncompiled_module(tmp_path: Path) -> None:
     pkg = make_pkg(tmp_path, via="middle")
     assert jc.compiled_dependencies(pkg) == {
@@ -144,6 +147,7 @@ def test_refresh_follows_imports_through_uncompiled_module(tmp_path: Path) -> No
     assert run_pkg(tmp_path, refresh=True) == {"dropped": ["pkg.caller"], "value": 3}
 
 
+@pytest.mark.slow
 def test_refresh_with_numba_cache_dir(tmp_path: Path) -> None:
     pkg = make_pkg(tmp_path / "src")
     cache_dir = tmp_path / "numba_cache"

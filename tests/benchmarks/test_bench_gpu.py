@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tammi_rl.config import load_config
 from tammi_rl.distributed.inference import batch_ladder, inference_mode
 
@@ -19,6 +21,7 @@ def test_gpu_config_loads_and_asks_for_the_server():
     assert batch_ladder(cfg.selfplay.workers * cfg.selfplay.parallel_games)[-1] == 896
 
 
+@pytest.mark.slow
 def test_bench_gpu_quick_on_cpu(tmp_path):
     out = tmp_path / "bench.json"
     proc = subprocess.run(

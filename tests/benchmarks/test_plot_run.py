@@ -2,6 +2,7 @@
 
 import sys
 
+import pytest
 from torch.utils.tensorboard import SummaryWriter
 
 from tammi_rl.benchmarks import plot_run
@@ -19,6 +20,7 @@ def fake_run(path, elo_shift: float) -> None:
     writer.close()
 
 
+@pytest.mark.slow
 def test_plot_run_writes_a_figure_with_a_baseline(tmp_path, monkeypatch, capsys) -> None:
     fake_run(tmp_path / "a", 0.0)
     fake_run(tmp_path / "b", -50.0)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from numba import types
 from numba.core.registry import CPUDispatcher
 
@@ -26,6 +27,8 @@ from tammi_rl.mcts.search import BatchedSearch, RootState, uniform_evaluator
 from tammi_rl.rules import draw_rules, movegen, turn
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
+
+pytestmark = pytest.mark.slow
 
 MODULES = [movegen, draw_rules, turn, observation, tree, puct, gumbel, core, heuristic, zobrist]
 

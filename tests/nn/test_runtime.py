@@ -62,6 +62,7 @@ def test_onnx_matches_torch(variant: str, batch: int) -> None:
     assert np.abs(ref_values).max() <= 1.0
 
 
+@pytest.mark.slow
 def test_onnx_update_takes_new_weights() -> None:
     rules = Rules.for_variant("english")
     cfg = NetworkConfig(blocks=1, channels=8, value_hidden=8)
@@ -120,6 +121,7 @@ def test_mcts_player_runtimes_agree(tmp_path) -> None:
         parse_player_spec(f"mcts:checkpoint={path},runtime=fast", rules)
 
 
+@pytest.mark.slow
 def test_export_writes_onnx_with_metadata(tmp_path) -> None:
     rules, model, path = write_checkpoint(tmp_path, "italian")
     out = tmp_path / "net.onnx"
@@ -170,6 +172,7 @@ def masked_policy(logits: np.ndarray, masks: np.ndarray) -> np.ndarray:
     return p / p.sum(axis=1, keepdims=True)
 
 
+@pytest.mark.slow
 def test_int8_stays_close_to_float_on_the_shipped_model() -> None:
     """The 8-bit runtime, calibrated on real positions, picks the float network's top move
     almost everywhere and moves policy and value by little."""
@@ -209,6 +212,7 @@ def test_int8_quantizes_a_fresh_network() -> None:
     assert np.corrcoef(logits.ravel(), ref_logits.ravel())[0, 1] > 0.95
 
 
+@pytest.mark.slow
 def test_int8_runs_float_until_calibrated_then_requantizes_after_each_update() -> None:
     rules = Rules.for_variant("russian")
     cfg = NetworkConfig(blocks=1, channels=8, value_hidden=8)
