@@ -87,6 +87,7 @@ def _minimax_extended(rules: Rules, search: AlphaBeta, pos: Position, depth: int
     return max(-_minimax_extended(rules, search, rules.play(pos, m), depth - 1, ply + 1, seen) for m in moves)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["russian", "english", "italian", "brazilian"])
 def test_score_with_forced_move_extension_equals_plain_minimax(variant: str) -> None:
     """PVS re-searches keep the depth they were asked for, extension included.

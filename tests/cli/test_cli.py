@@ -117,6 +117,7 @@ def _script() -> str | None:
     return str(beside) if beside.exists() else shutil.which("tammi-rl")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(_script() is None, reason="tammi-rl console script not installed (pip install -e .)")
 def test_installed_script() -> None:
     ok = subprocess.run([_script(), "perft", "russian", "3"], capture_output=True, text=True, timeout=120)

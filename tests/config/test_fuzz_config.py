@@ -10,6 +10,7 @@ import math
 import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -26,6 +27,8 @@ from tammi_rl.config import (
 )
 from tammi_rl.config.fields import fields_of, is_section
 from tammi_rl.rules.errors import TammiError
+
+pytestmark = pytest.mark.slow
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

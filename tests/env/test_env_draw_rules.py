@@ -87,6 +87,7 @@ def play_and_compare(env, rng, policy: str = "random") -> str:
     return env.result.reason
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_compiled_draw_rules_match_game(variant):
     env = DraughtsEnv(variant, max_plies=160)

@@ -237,6 +237,7 @@ def test_level_depth_and_nodes_become_search_limits() -> None:
     assert (limits.depth, limits.nodes, limits.time_s) == (7, 1000, None)
 
 
+@pytest.mark.slow
 def test_the_hub_command_serves_stdin() -> None:
     import subprocess
     import sys

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -20,6 +21,7 @@ def smoke(tmp_path, *overrides):
     return load_config(SMOKE, [f"runs_dir={tmp_path / 'runs'}", f"checkpoints_dir={tmp_path / 'ck'}", *overrides])
 
 
+@pytest.mark.slow
 def test_gated_run_logs_the_gate_and_keeps_selfplay_weights(tmp_path):
     summary = train(smoke(tmp_path, *GATED), out=io.StringIO())
     acc = EventAccumulator(str(summary.run_dir / "tb"))
@@ -41,6 +43,7 @@ def test_ungated_run_publishes_every_update(tmp_path):
     assert ckpt.get("selfplay_model") is None
 
 
+@pytest.mark.slow
 def test_gating_in_the_asynchronous_loop_publishes_only_accepted_networks(tmp_path):
     from tammi_rl.distributed.processes import ProcessPool
 
