@@ -281,6 +281,7 @@ def check_move_round_trip(rules: Rules, pos: Position) -> None:
                 assert got in legal and got.start == move.start and got.end == move.end
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 @FUZZ
 @given(text=free_text)
@@ -358,6 +359,7 @@ def mutated_fen(draw, rules: Rules) -> str:
     return fen.lower()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 @FUZZ
 @given(data=st.data())
@@ -367,6 +369,7 @@ def test_fen_near_valid(variant, data):
     check_fen(rules, text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 @LIGHT
 @given(data=st.data())
@@ -462,6 +465,7 @@ def near_valid_move(draw, rules: Rules, pos: Position) -> str:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 @FUZZ
 @given(data=st.data(), free=free_text)
@@ -472,6 +476,7 @@ def test_move_text_free(variant, data, free):
     check_move_text(rules, pos, free)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 @FUZZ
 @given(data=st.data())
@@ -481,6 +486,7 @@ def test_move_text_near_valid(variant, data):
     check_move_text(rules, pos, data.draw(near_valid_move(rules, pos)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 @LIGHT
 @given(data=st.data())
@@ -583,6 +589,7 @@ pdn_text = st.one_of(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(text=pdn_text, variant=st.sampled_from([None, *VARIANTS]))
 @example(text='[GameType "²"]\n1. c3-d4 *', variant=None)
@@ -604,6 +611,7 @@ def pdn_game(draw, rules: Rules):
     return text, start, moves, result
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 @LIGHT
 @given(data=st.data())
@@ -619,6 +627,7 @@ def test_pdn_round_trip(variant, data):
     assert read_pdn(text + "\n" + text, rules)[1].moves == moves  # two games in a row
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 @FUZZ
 @given(data=st.data())
@@ -810,6 +819,7 @@ def mutated_variant(draw) -> dict:
     return data
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=mutated_variant())
 def test_variant_near_valid(scratch, data):
@@ -818,6 +828,7 @@ def test_variant_near_valid(scratch, data):
     check_variant_file(path)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.dictionaries(st.sampled_from([*_TOP_KEYS, "draw", "name", "x"]), toml_any, max_size=8))
 def test_variant_from_any_dict(data):
@@ -828,6 +839,7 @@ def test_variant_from_any_dict(data):
         check_variant_works(res)
 
 
+@pytest.mark.slow
 @LIGHT
 @given(data=valid_variant_dict())
 def test_variant_valid_combinations_play(data):
@@ -842,6 +854,7 @@ def test_variant_valid_combinations_play(data):
         mutated_variant().map(lambda d: toml_text(d).encode("utf-8")),
     )
 )
+@pytest.mark.slow
 @example(raw=b"name = '\xff'\n")
 @example(raw=b"x = " + b"[" * 5000 + b"]" * 5000)
 def test_variant_file_any_bytes(scratch, raw):
@@ -858,6 +871,7 @@ def test_variant_file_any_bytes(scratch, raw):
         st.sampled_from(["a\x00.toml", "missing.toml", "./", "\x00/x", ".", ""]),
     )
 )
+@pytest.mark.slow
 def test_load_variant_by_any_name(name):
     res = outcome(load_variant, name)
     assert isinstance(res, (Variant, VariantError)), res
@@ -895,6 +909,7 @@ def opening_text(draw, rules: Rules) -> str:
     return mutate(draw, text, "-x: 0123456789abcdefgh#") if op == "char" else text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 @FUZZ
 @given(data=st.data())
@@ -903,6 +918,7 @@ def test_opening_lines(variant, data):
     check_opening(rules, data.draw(st.one_of(free_text, opening_text(rules))))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 @LIGHT
 @given(seed=seeds, n=st.integers(0, 8))
@@ -923,6 +939,7 @@ def test_opening_round_trip(variant, seed, n):
         assert (res.text or "-") == (text or "-")
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data(), variant=st.sampled_from(VARIANTS))
 @example(data=None, variant="russian")
@@ -1095,6 +1112,7 @@ def check_player_spec(players, text: str, rules: Rules):
     return player
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["russian", "international"])
 @LIGHT
 @given(data=st.data())
@@ -1121,6 +1139,7 @@ def test_player_spec_near_valid(players, scratch, variant, data):
         check_player_spec(players, text, rules)
 
 
+@pytest.mark.slow
 @LIGHT
 @given(text=free_text.filter(_spec_is_safe))
 def test_player_spec_free_text(players, text):
