@@ -327,7 +327,10 @@ def resolve_runtime(name: str, device: torch.device) -> str:
     if name == "auto":
         return "onnx" if device.type == "cpu" else "torch"
     if name.startswith("onnx") and device.type != "cpu":
-        raise ValueError(f"the {name} runtime runs on the CPU only, not on {device}")
+        raise ValueError(
+            f"the {name} runtime runs on the CPU only, not on {device}: set runtime: auto on a GPU "
+            "(configs/russian_gpu.yaml does)"
+        )
     return name
 
 

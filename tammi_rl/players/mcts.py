@@ -114,8 +114,9 @@ def load_agent(
     """An `MCTSPlayer` with the network of a checkpoint file or run directory.
 
     The search settings are the checkpoint's (its run's ``mcts`` section, searching with its
-    ``eval`` play settings: PUCT and forced hops played through unless the run said otherwise); ``algorithm`` and
-    ``search`` (`MCTSConfig` field -> value, e.g. ``{"c_puct": 2.5}``) replace some of them.
+    ``eval`` play settings: PUCT, and forced hops searched like any hop, unless the run said
+    otherwise); ``algorithm`` and ``search`` (`MCTSConfig` field -> value, e.g.
+    ``{"c_puct": 2.5}``) replace some of them.
     """
     saved = load_network(checkpoint, rules)
     mcts = dataclasses.replace(saved.mcts, algorithm=algorithm) if algorithm else saved.mcts
@@ -172,7 +173,9 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
     sims = int_option(spec, "sims", options["sims"], 1) if "sims" in options else 64
     algorithm = options.get("algorithm")
     if algorithm is not None and algorithm not in SEARCH_ALGORITHMS:
-        raise PlayerSpecError(f"player spec {spec!r}: algorithm must be gumbel or puct, got {algorithm!r}")
+        raise PlayerSpecError(
+            f"player spec {spec!r}: algorithm must be one of {', '.join(SEARCH_ALGORITHMS)}, got {algorithm!r}"
+        )
     runtime = options.get("runtime", "auto")
     if runtime not in RUNTIMES:
         raise PlayerSpecError(f"player spec {spec!r}: runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
