@@ -257,7 +257,6 @@ def test_the_hub_command_serves_stdin() -> None:
 
 
 def test_an_mcts_player_reports_simulations_and_wdl(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("torch")
     from tammi_rl.config import NetworkConfig
     from tammi_rl.nn.model import build_model
     from tammi_rl.players import PLAYER_KINDS

@@ -35,7 +35,6 @@ def rules() -> Rules:
 
 @pytest.fixture(scope="module")
 def mcts_player(rules: Rules):  # type: ignore[no-untyped-def]
-    pytest.importorskip("torch")
     from tammi_rl.nn.model import build_model
     from tammi_rl.players.mcts import MCTSPlayer
 
