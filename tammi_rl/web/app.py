@@ -17,7 +17,8 @@ Routes (each answers JSON, except the page, its static files and the PDN downloa
 * ``POST /api/games/<id>/position``: a new game from ``{fen}``;
 * ``GET /api/games/<id>/pdn``: the game as a PDN file.
 
-A bad request (malformed JSON, a wrong field, an unknown variant or player spec, a
+A bad request (a body that is not a JSON object: malformed, nested too deep, not UTF-8,
+not sent as ``application/json``; a wrong field, an unknown variant or player spec, a
 player spec over the page's limits, a bad FEN, an illegal hop, a move out of turn) is
 answered with HTTP 400 and ``{"error": message}``, the message naming what was wrong; an
 unknown game id with 404; anything unexpected (a bug, memory running out) with 500 and
@@ -36,6 +37,7 @@ page is.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from importlib import resources
@@ -97,12 +99,12 @@ def create_app(
 
     # --- request reading ---------------------------------------------------------------
     def body() -> dict[str, Any]:
-        if not request.data:
+        raw = request.get_data(cache=True)
+        if not raw:
             return {}
-        data = request.get_json(silent=True)
-        if not isinstance(data, dict):
-            raise RequestError('the request body must be a JSON object, e.g. {"fen": "W:W21:B12"}')
-        return data
+        if not request.is_json:  # a cross-site form cannot send JSON without a CORS preflight
+            raise RequestError(f"{_OBJECT_EXAMPLE}, sent with Content-Type: application/json")
+        return parse_body(raw)
 
     def text_field(data: dict[str, Any], key: str) -> str | None:
         value = data.get(key)
@@ -275,6 +277,31 @@ def create_app(
         )
 
     return app
+
+
+_JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+_OBJECT_EXAMPLE = 'the request body must be a JSON object, e.g. {"fen": "W:W21:B12"}'
+
+
+def parse_body(raw: bytes) -> dict[str, Any]:
+    """A request body as a JSON object, or `RequestError` (HTTP 400) saying why it is not one.
+
+    Parsed here rather than by Flask's ``get_json``, which lets a body nested thousands
+    deep escape as ``RecursionError`` (HTTP 500) and hides why a body was refused."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RequestError(f"{_OBJECT_EXAMPLE}; the body is not UTF-8 (byte {exc.start})") from None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise RequestError(f"{_OBJECT_EXAMPLE}; the body is nested too deep to read") from None
+    except ValueError as exc:
+        raise RequestError(f"{_OBJECT_EXAMPLE}; the body is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        kind = "null" if data is None else _JSON_KINDS.get(type(data), type(data).__name__)
+        raise RequestError(f"{_OBJECT_EXAMPLE}; got a JSON {kind}")
+    return data
 
 
 def _host_name(host: str) -> str:

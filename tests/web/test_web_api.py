@@ -349,6 +349,31 @@ def test_malformed_json(client: FlaskClient, route: str, data: str) -> None:
     assert "JSON object" in message
 
 
+@pytest.mark.parametrize("route", ["/api/games", "hop", "new", "position"])
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        ("[" * 10_000 + "]" * 10_000, "nested too deep"),
+        ('{"a":' * 10_000 + "1" + "}" * 10_000, "nested too deep"),
+        (b'{"fen": "\xff\xfe"}', "not UTF-8"),
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "got a JSON array"),
+        ("null", "got a JSON null"),
+    ],
+    ids=["deep-array", "deep-object", "not-utf8", "malformed", "array", "null"],
+)
+def test_unreadable_json_is_a_bad_request_not_a_crash(client: FlaskClient, route: str, data, why: str) -> None:
+    """Whatever body the server cannot read as a JSON object gets HTTP 400 saying why, never 500."""
+    path = route if route.startswith("/") else f"/api/games/{_new(client)['id']}/{route}"
+    message = _error(client.post(path, data=data, content_type="application/json"))
+    assert "JSON object" in message and why in message
+
+
+def test_a_body_not_sent_as_json_is_refused(client: FlaskClient) -> None:
+    message = _error(client.post("/api/games", data='{"player": "random"}', content_type="text/plain"))
+    assert "application/json" in message
+
+
 def test_bad_hops(client: FlaskClient) -> None:
     state = _new(client)
     sid = state["id"]
