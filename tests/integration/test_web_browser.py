@@ -346,3 +346,23 @@ def test_multi_capture_by_clicks_from_a_fen(server: tuple[str, SessionStore], br
     assert [format_move(rules, m) for m in game.moves] == ["c3:e5:g7", "h8:f6"]
     _check_board(board, game)
     assert "0-1" in browser.find_element("id", "status").text
+
+
+def test_a_refused_new_game_shows_the_game_that_goes_on(server: tuple[str, SessionStore], browser: WebDriver) -> None:
+    """After New game with a bad spec (HTTP 400) the error shows above the board, while the
+    status line and the Opponent box show the game still being played, not "starting..."
+    and the refused spec."""
+    url, _ = server
+    _start(browser, url, variant="russian", side="white", player="alphabeta:depth=1", max_plies=40)
+    before = _settled(browser)
+    status = browser.find_element("id", "status").text
+    assert status.startswith("Your move")
+    player = browser.find_element("id", "player")
+    player.clear()
+    player.send_keys("alphabeta:depth=oops")
+    browser.find_element("id", "new-game").click()
+    board = _board_when(browser, lambda b: bool(b["error"]) and b["busy"] == "0", "the refused spec's error")
+    assert "depth" in board["error"]
+    assert board["id"] == before["id"] and board["plies"] == before["plies"]
+    assert browser.find_element("id", "status").text == status
+    assert player.get_attribute("value") == "alphabeta:depth=1"

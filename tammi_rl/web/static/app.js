@@ -57,7 +57,7 @@ async function act(method, path, body, busyText) {
     show(state);
   } catch (error) {
     showError(error.message);
-    if (page.game) show(page.game);
+    showOngoing();
     setBusy(false);
     return;
   }
@@ -103,10 +103,18 @@ async function newGame(extra) {
     showError("");
     show(state);
   } catch (error) {
-    showError(error.message);
+    showError(error.message); // the game goes on: its status and settings, not the refused ones
+    showOngoing();
   }
   setBusy(false);
   if (page.game && page.game.turn === "agent") agentMove();
+}
+
+// After a refused request, show the game still being played again (its status line, its
+// variant, side and opponent in the form), or say that there is none.
+function showOngoing() {
+  if (page.game) show(page.game);
+  else $("status").textContent = "no game: change the settings and press New game";
 }
 
 // --- drawing -------------------------------------------------------------------------------
