@@ -3,7 +3,8 @@
 The first field is the side to move, then one field per colour listing its pieces;
 ``K`` marks a king. Squares are named in the variant's notation (``c3`` for Russian,
 Brazilian and Turkish, ``1``-``32`` for English and Italian). Ranges (``W1-12``) and a
-trailing ``.`` are accepted on input.
+trailing ``.`` are accepted on input. A FEN must give each side at least one piece: a
+side without pieces is a finished game, reached by play, never a position to set up.
 """
 
 from __future__ import annotations
@@ -42,12 +43,37 @@ def _expand(geometry: Geometry, token: str) -> list[int]:
     return [square_index(geometry, token)]
 
 
+def fen_example(geometry: Geometry) -> str:
+    """A small FEN in this board's own notation (``W:W21,22,K23:B1,2,3`` on 8x8 numbers,
+    ``W:Wa3,c3,Ke3:Bb8,d8,f8`` on 8x8 algebraic), for error messages."""
+    home, far = geometry.row_mask(2), geometry.row_mask(geometry.size - 1)
+    white = [sq for sq in range(geometry.n_squares) if home >> sq & 1][:3]
+    black = [sq for sq in range(geometry.n_squares) if far >> sq & 1][:3]
+    men = (1 << white[0]) | (1 << white[1])
+    return format_fen(geometry, Position(men, 1 << white[2], sum(1 << sq for sq in black), 0, WHITE))
+
+
+def missing_side(pos: Position) -> str | None:
+    """Why ``pos`` cannot be set up (a side without pieces), or None when both sides have one."""
+    white, black = pos.men(WHITE) | pos.kings(WHITE), pos.men(BLACK) | pos.kings(BLACK)
+    if not white and not black:
+        return "no pieces at all"
+    if not white:
+        return "white has no piece"
+    if not black:
+        return "black has no piece"
+    return None
+
+
 def parse_fen(geometry: Geometry, fen: str) -> Position:
-    """Read a FEN string into a `Position`; `FenError` says what is wrong."""
+    """Read a FEN string into a `Position`; `FenError` says what is wrong (also when a
+    side has no piece: such a game is already over, so it is not a position to set up)."""
     text = fen.strip().rstrip(".").replace(" ", "")
+    if not text:
+        raise FenError(f"FEN {fen!r} is empty; give a position such as {fen_example(geometry)!r}")
     fields = text.split(":")
     if len(fields) != 3 or fields[0].upper() not in ("W", "B"):
-        raise FenError(f"FEN {fen!r}: expected 'W|B:W<squares>:B<squares>', e.g. 'W:W21,22,K23:B1,2,3'")
+        raise FenError(f"FEN {fen!r}: expected 'W|B:W<squares>:B<squares>', e.g. {fen_example(geometry)!r}")
     side = WHITE if fields[0].upper() == "W" else BLACK
     boards = {WHITE: [0, 0], BLACK: [0, 0]}
     seen_colors = set()
@@ -71,7 +97,11 @@ def parse_fen(geometry: Geometry, fen: str) -> Position:
                 if (boards[WHITE][0] | boards[WHITE][1] | boards[BLACK][0] | boards[BLACK][1]) & bit:
                     raise FenError(f"FEN {fen!r}: square {geometry.names[sq]} is given twice")
                 boards[color][1 if is_king else 0] |= bit
-    return Position(boards[WHITE][0], boards[WHITE][1], boards[BLACK][0], boards[BLACK][1], side)
+    pos = Position(boards[WHITE][0], boards[WHITE][1], boards[BLACK][0], boards[BLACK][1], side)
+    reason = missing_side(pos)
+    if reason is not None:
+        raise FenError(f"FEN {fen!r}: {reason} (each side needs at least one piece)")
+    return pos
 
 
 def _sort_key(geometry: Geometry, sq: int) -> tuple:

@@ -14,6 +14,7 @@ from tammi_rl.players import HumanPlayer, RandomPlayer, parse_player_spec
 from tammi_rl.players.analysis import Analysis, SearchLimits, analyse
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
+from tammi_rl.rules.position import BLACK, Position
 
 TINY = NetworkConfig(blocks=1, channels=8, value_hidden=8)
 CHAIN_FEN = "W:Wc3,a1:Bd4,d6,f6,h8"
@@ -180,7 +181,7 @@ def test_random_player_has_uniform_shares_and_continues_chains(rules: Rules) -> 
 def test_humans_and_finished_games_are_refused(rules: Rules) -> None:
     with pytest.raises(TypeError, match="human"):
         analyse(HumanPlayer(io.StringIO(), io.StringIO()), Game(rules))
-    over = Game(rules, start=rules.parse_fen("B:Wc3:B"))
+    over = Game(rules, start=Position(1 << rules.square("c3"), 0, 0, 0, BLACK))
     with pytest.raises(ValueError, match="finished game"):
         analyse(RandomPlayer(), over)
 

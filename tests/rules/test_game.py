@@ -97,7 +97,8 @@ def test_result_score_and_pdn() -> None:
 
 
 def test_no_pieces_loses_at_start(russian: Rules) -> None:
-    game = start(russian, "W:W:BKc3")
+    # built directly: a FEN without a white piece is refused, a Position is not
+    game = Game(russian, Position(0, 0, 0, 1 << russian.square("c3"), WHITE))
     assert game.result == GameResult(BLACK, "no_moves")
     assert game.legal_moves() == []
 
