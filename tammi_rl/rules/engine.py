@@ -120,7 +120,8 @@ class Rules:
         return Position(white, 0, black, 0, side)
 
     def parse_fen(self, fen: str) -> Position:
-        """A position from FEN (``W:W21,22,K23:B1,2,3``, squares in this variant's notation)."""
+        """A position from FEN (``W:W21,22,K23:B1,2,3``, ``W:Wc3,e3:Bd6``: squares in this variant's
+        notation); `FenError` when it is empty, malformed, or a side has no piece."""
         return parse_fen(self.geometry, fen)
 
     def fen(self, pos: Position) -> str:

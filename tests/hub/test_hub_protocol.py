@@ -118,7 +118,7 @@ def test_a_refused_go_is_an_error_then_done_without_a_move() -> None:
     s = Session()
     lines = s.say("go think")  # no position yet
     assert len(lines) == 2 and "go: no position" in lines[0] and lines[1] == 'done move=""'
-    lines = s.say("pos pos=B" + "e" * 28 + "w" + "e" * 3, "go think")  # Black to move has no piece
+    lines = s.say("pos pos=W" + "e" * 21 + "bee" + "b" + "eee" + "w" + "e" * 3, "go think")  # W:Wa1:Bb2,c3: blocked
     assert len(lines) == 2 and "is over" in lines[0] and lines[1] == 'done move=""'
     assert s.say("ping") == ["pong"]
 
@@ -271,3 +271,20 @@ def test_an_mcts_player_reports_simulations_and_wdl(monkeypatch: pytest.MonkeyPa
     info = parse_line(lines[0])
     assert info is not None and info.name == "info" and info.args["nodes"] == "12"
     assert len(info.args["wdl"].split("/")) == 3 and lines[-1].startswith("done move=")
+
+
+@pytest.mark.parametrize(
+    ("board", "reason"),
+    [
+        ("B" + "e" * 28 + "w" + "e" * 3, "black has no piece"),
+        ("W" + "b" + "e" * 31, "white has no piece"),
+        ("W" + "e" * 32, "no pieces at all"),
+    ],
+)
+def test_pos_without_a_piece_for_a_side_is_refused(board: str, reason: str) -> None:
+    """A side without pieces is a finished game, never a position to set up: pos answers error."""
+    s = Session()
+    answer = s.say(f"pos pos={board}")
+    assert len(answer) == 1 and reason in answer[0] and "each side needs at least one piece" in answer[0], answer
+    assert s.engine.game is None
+    assert s.say("ping") == ["pong"]
