@@ -151,6 +151,26 @@ SEARCH_OPTIONS: dict[str, tuple[str, Callable[[str, str, str], Any]]] = {
 value, called as ``parser(spec, key, value)``)."""
 
 
+def check_device(spec: str, device: str) -> None:
+    """`PlayerSpecError` when ``device`` names a GPU this torch cannot use (no CUDA build, no
+    GPU, or an index past the last one), instead of torch's error deep in loading."""
+    if not device.startswith("cuda"):
+        return
+    if not torch.cuda.is_available():
+        why = "this torch is built without CUDA" if torch.version.cuda is None else "torch sees no GPU"
+        raise PlayerSpecError(
+            f"player spec {spec!r}: device={device} but CUDA is not available here ({why}); "
+            "use device=cpu, or device=auto (the GPU when there is one)"
+        )
+    index = int(device.partition(":")[2] or 0)
+    count = torch.cuda.device_count()
+    if index >= count:
+        raise PlayerSpecError(
+            f"player spec {spec!r}: device={device} but this machine has {count} GPU(s), "
+            f"cuda:0 to cuda:{count - 1}; use one of those or device=auto"
+        )
+
+
 def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPlayer:
     """Factory behind the ``mcts:...`` player spec (registered in `tammi_rl.players`)."""
     reject_unknown(
@@ -183,6 +203,7 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
     device = options.get("device", "auto")
     if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", device):
         raise PlayerSpecError(f"player spec {spec!r}: device must be auto, cpu, cuda or cuda:N, got {device!r}")
+    check_device(spec, device)
     try:
         resolve_runtime(runtime, resolve_device(device))
     except ValueError as exc:  # e.g. runtime=onnx with device=cuda

@@ -99,3 +99,29 @@ def test_alphabeta_player_plays_legal_moves_in_a_game(rules: Rules) -> None:
     while not game.is_over:
         game.play(player.choose(game))
     assert len(game.moves) == 20 or game.result.reason != "adjudication"
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", "cuda:1"])
+def test_mcts_spec_on_a_gpu_that_is_not_there_is_a_spec_error(
+    rules: Rules, monkeypatch: pytest.MonkeyPatch, device: str
+) -> None:
+    """device=cuda on a torch without CUDA: a one-line PlayerSpecError naming the spec and the
+    fix, before any loading (not torch's 'Torch not compiled with CUDA enabled' traceback)."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    spec = f"mcts:model=russian,device={device}"
+    with pytest.raises(PlayerSpecError) as info:
+        parse_player_spec(spec, rules)
+    message = str(info.value)
+    assert message.startswith(f"player spec {spec!r}: device={device} but CUDA is not available here")
+    assert "use device=cpu" in message and "\n" not in message
+
+
+def test_mcts_spec_on_a_gpu_index_past_the_last_is_a_spec_error(rules: Rules, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(PlayerSpecError, match=r"device=cuda:1 but this machine has 1 GPU\(s\), cuda:0 to cuda:0"):
+        parse_player_spec("mcts:model=russian,device=cuda:1", rules)
