@@ -65,7 +65,7 @@ def _depth(text: str) -> int:
 def _rules_and_position(args: argparse.Namespace) -> tuple[Rules, Position]:
     """The engine of ``args.variant`` and the ``--fen`` position (or the start)."""
     rules = Rules.for_variant(args.variant)
-    pos = rules.parse_fen(args.fen) if args.fen else rules.start_position()
+    pos = rules.parse_fen(args.fen) if args.fen is not None else rules.start_position()  # --fen "" is refused
     return rules, pos
 
 

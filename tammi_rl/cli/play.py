@@ -61,7 +61,7 @@ def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for player in players.values():
         if isinstance(player, HumanPlayer) and player.output is None:
             player.output = out
-    start = rules.parse_fen(args.fen) if args.fen else None
+    start = rules.parse_fen(args.fen) if args.fen is not None else None  # --fen "" is refused, not the start
     game = Game(rules, start=start, max_plies=args.max_plies)
 
     def say(text: str = "") -> None:

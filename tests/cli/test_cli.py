@@ -126,3 +126,45 @@ def test_installed_script() -> None:
     assert bad.returncode == 2
     assert bad.stderr.startswith("tammi-rl: error: unknown variant 'nowhere'")
     assert "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["legal", "russian", "--fen", "W:W:B"], "FEN 'W:W:B': no pieces at all"),
+        (["legal", "russian", "--fen", "B:W:Bc3"], "white has no piece"),
+        (["perft", "english", "2", "--fen", "W:W21:B"], "black has no piece"),
+        (["legal", "russian", "--fen", ""], "FEN '' is empty; give a position such as 'W:Wa3,c3,Ke3:Bb8,d8,f8'"),
+        (["perft", "russian", "1", "--fen", ""], "FEN '' is empty"),
+        (["play", "russian", "--white", "random", "--black", "random", "--fen", ""], "FEN '' is empty"),
+        (["play", "russian", "--white", "random", "--black", "random", "--fen", "W:Wc3:B"], "black has no piece"),
+        (["legal", "russian", "--fen", "W:W21,22"], "e.g. 'W:Wa3,c3,Ke3:Bb8,d8,f8'"),
+        (["legal", "turkish", "--fen", "nonsense"], "e.g. 'W:Wa3,b3,Kc3:Ba8,b8,c8'"),
+        (["legal", "international", "--fen", "nonsense"], "e.g. 'W:W36,37,K38:B1,2,3'"),
+    ],
+)
+def test_fen_set_ups_without_a_piece_or_empty_exit_2(
+    capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], needle: str
+) -> None:
+    """--fen "" is refused (leaving --fen out means the start); so is a side without pieces,
+    which used to print [] or play a finished game; the example FEN is in the variant's notation."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "", (out, err)
+    assert err.startswith("tammi-rl: error: ") and needle in err, err
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []  # play saved no game
+
+
+def test_match_on_a_missing_gpu_exits_2_with_one_line(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mcts:...,device=cuda where torch has no CUDA: one line naming the spec and the fix, not
+    torch's traceback, and no match file."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "match", "russian", "mcts:model=russian,device=cuda", "random", "--games", "2")
+    assert code == 2 and out == ""
+    assert err.startswith("tammi-rl: error: player spec 'mcts:model=russian,device=cuda': device=cuda but CUDA")
+    assert "use device=cpu" in err and "Traceback" not in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
