@@ -554,3 +554,37 @@ def test_an_mcts_agent_shows_visits_priors_and_wdl(tmp_path) -> None:
     assert all(0 <= p <= 1 for p in wdl) and sum(wdl) == pytest.approx(1.0, abs=1e-3)
     hinted = _post(client, state["id"], "hint")
     assert hinted["analysis"]["hint"] and hinted["plies"] == 1
+
+
+@pytest.mark.parametrize(
+    ("fen", "reason"),
+    [
+        ("W:W:B", "no pieces at all"),
+        ("B:W:Bc3", "white has no piece"),
+        ("W:WKc3:B", "black has no piece"),
+        ("W:W21,22", "e.g. 'W:Wa3,c3,Ke3:Bb8,d8,f8'"),  # the example is in Russian's own notation
+    ],
+)
+def test_a_fen_without_a_piece_for_a_side_is_a_bad_request(client: FlaskClient, fen: str, reason: str) -> None:
+    """The FEN box refuses a board where a side has no piece (it showed '1-0 (white wins:
+    no_moves)' with no white piece): HTTP 400 in New game and Set position, the game kept."""
+    assert reason in _error(client.post("/api/games", json={"player": AGENT, "fen": fen}))
+    state = _new(client)
+    message = _error(client.post(f"/api/games/{state['id']}/position", json={"fen": fen}))
+    assert message.startswith(f"bad FEN {fen!r}") and reason in message
+    assert client.get(f"/api/games/{state['id']}").json["fen"] == state["fen"]
+
+
+def test_an_mcts_player_on_a_missing_gpu_is_a_bad_request(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """device=cuda where torch has no CUDA: New game answers HTTP 400 naming the spec and the
+    fix (it was a 500 from torch), and the game in progress goes on."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    spec = "mcts:model=russian,device=cuda"
+    message = _error(client.post("/api/games", json={"player": spec}))
+    assert message.startswith(f"player spec {spec!r}: device=cuda but CUDA is not available here")
+    assert "use device=cpu" in message
+    state = _new(client)
+    assert "CUDA is not available" in _error(client.post(f"/api/games/{state['id']}/new", json={"player": spec}))
+    assert client.get(f"/api/games/{state['id']}").json["fen"] == state["fen"]
