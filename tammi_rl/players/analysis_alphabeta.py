@@ -4,7 +4,10 @@ At the start of a turn this is the player's own search (`AlphaBeta.search`) with
 limits of the call (none given: the player's config), reporting each completed depth.
 Mid-chain, each whole move that continues the hops played (a single one included) is
 searched one ply shallower from its resulting position, the budget (the limits of the
-call, else the player's config) split between them, and the best is kept.
+call, else the player's config) split between them, and the best is kept. A forced move
+(the only legal one at the start of a turn) is searched the same way: the player's own
+search would answer it at depth 0 with the static value of a position nobody searched,
+while the user wants to know how good the forced capture is.
 
 The hop shares are the search's real policy: all on the first hop of the chosen move, or
 spread over the candidates' first hops when the player randomises (``margin``).
@@ -74,8 +77,8 @@ def analyse_alphabeta(
 ) -> Analysis:
     """See the module docstring."""
     start = time.perf_counter()
-    if game.chain_path():
-        return _analyse_mid_chain(player, game, limits, should_stop, start)
+    if game.chain_path() or len(game.legal_moves()) == 1:
+        return _analyse_each_move(player, game, limits, should_stop, start)
     position = game.position
 
     def progress(partial: AlphaBetaResult) -> None:
@@ -93,14 +96,14 @@ def analyse_alphabeta(
     return _analysis(player, position, result, game, time.perf_counter() - start)
 
 
-def _analyse_mid_chain(
+def _analyse_each_move(
     player: AlphaBetaPlayer,
     game: Game,
     limits: SearchLimits,
     should_stop: Callable[[], bool] | None,
     start: float,
 ) -> Analysis:
-    """Search each move that continues the chain from its resulting position; keep the best."""
+    """Search each move that continues the turn from its resulting position; keep the best."""
     rules = game.rules
     moves = continuing_moves(game)
     history = [*game.reversible_history(), game.position]

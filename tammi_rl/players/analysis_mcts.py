@@ -7,7 +7,9 @@ and the count is cut to what fits in the budget (at least one simulation for a l
 once the time is spent); a search cannot be interrupted, so
 ``should_stop`` is polled between hops. The value is the root search value; the WDL is
 the network's own head at the first state; the PV follows the last tree's most-visited
-children past the move.
+children past the move. When the move is forced (one legal move from the given state, a
+single hop or a whole chain), the position after it is searched instead, the opponent to
+move, and the value, WDL and PV are reported for the mover: the value of the forced move.
 """
 
 from __future__ import annotations
@@ -96,11 +98,14 @@ def analyse_mcts(
     """See the module docstring."""
     start = time.perf_counter()
     budget = _Budget(player, limits, start)
+    moves = continuing_moves(game)
+    if len(moves) == 1:
+        return _analyse_forced(player, game, moves[0], budget, start)
     turn = game.copy()
     played: list[int] = []  # every hop of the move, from the given state
-    first: MCTSResult | None = None
+    first: MCTSResult | None = None  # the turn's first search: the mover's value and WDL
     last_search: tuple[int, int] | None = None  # (index in played, chosen hop) of the last searched hop
-    nodes = 0
+    nodes = first_spent = 0
     move: Move | None = None
     while move is None:
         legal = turn.legal_hops()
@@ -111,15 +116,16 @@ def analyse_mcts(
             result, spent = budget.search(player, turn)
             nodes += spent
             action = result.action
-            first = first or result
+            if first is None:
+                first, first_spent = result, spent
             last_search = (len(played), action)
-        if first is None and not played:  # a forced first hop: still evaluate the state for its value
-            first, spent = _search(player, turn, 1), 1
-            nodes += spent
         played.append(action)
         move = turn.play_hop(action)
-    assert first is not None
-    hops = _hop_stats(game, first) if len(game.legal_hops()) > 1 else (hop_stat(game, played[0], 1.0, 1.0),)
+    assert first is not None  # two moves or more continue the turn: some hop was a choice
+    if len(game.legal_hops()) > 1:
+        hops = _hop_stats(game, first)
+    else:  # a forced first hop: every simulation of the first search went through it
+        hops = (hop_stat(game, played[0], 1.0, 1.0, first_spent),)
     pv = _principal_variation(player, game, played, move, last_search)
     return Analysis(
         move=move,
@@ -129,6 +135,36 @@ def analyse_mcts(
         nodes=nodes,
         pv=pv,
         hops=hops,
+        elapsed_s=time.perf_counter() - start,
+    )
+
+
+def _analyse_forced(player: MCTSPlayer, game: Game, move: Move, budget: _Budget, start: float) -> Analysis:
+    """The only legal move (a single hop or a forced chain): the position after it is searched,
+    the opponent to move, and reported for the mover, so the value says how good the forced
+    move is (the state before it, searched, would have no choice to count visits on)."""
+    after = game.copy()
+    played: list[int] = []
+    while not played or after.chain_path():
+        played.append(next_hop(after, move))
+        after.play_hop(played[-1])
+    result_after = after.result
+    if result_after is not None:  # the move ends the game: its result is the value
+        value = 0.0 if result_after.winner is None else (1.0 if result_after.winner == game.side else -1.0)
+        wdl = (max(value, 0.0), 1.0 - abs(value), max(-value, 0.0))
+        hops = (hop_stat(game, played[0], 1.0, 1.0, 0),)
+        return Analysis(move, value, wdl, 1, 0, (move,), hops, time.perf_counter() - start)
+    result, spent = budget.search(player, after)
+    win, draw, loss = _wdl(player, result.obs)  # the opponent's
+    pv = _principal_variation(player, after, [], move, (0, result.action))
+    return Analysis(
+        move=move,
+        value=-float(result.value),
+        wdl=(loss, draw, win),
+        depth=len(pv),
+        nodes=spent,
+        pv=pv,
+        hops=(hop_stat(game, played[0], 1.0, 1.0, spent),),
         elapsed_s=time.perf_counter() - start,
     )
 

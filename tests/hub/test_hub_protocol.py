@@ -288,3 +288,19 @@ def test_pos_without_a_piece_for_a_side_is_refused(board: str, reason: str) -> N
     assert len(answer) == 1 and reason in answer[0] and "each side needs at least one piece" in answer[0], answer
     assert s.engine.game is None
     assert s.say("ping") == ["pong"]
+
+
+def test_a_forced_capture_reports_the_search_of_the_position_after_it() -> None:
+    """c3:e5:g7 (two men) is White's only move: info reports a searched depth and the score
+    after the capture (White a man up), not the depth-0 static score before it (a man down)."""
+    rules = Rules.for_variant("russian")
+    s = Session()
+    board = HubNotation(rules).format_position(rules.parse_fen("W:Wc3,g1:Bd4,f6,b8"))
+    lines = s.say(f"pos pos={board}", "level depth=3", "go think")
+    assert not errors(lines)
+    infos = [parse_line(line) for line in lines if line.startswith("info ")]
+    done = parse_line(lines[-1])
+    assert infos and done is not None and done.name == "done"
+    last = infos[-1]
+    assert last is not None and int(last.args["depth"]) >= 2 and float(last.args["score"]) > 0
+    assert last.args["pv"].split()[0] == done.args["move"] and "ponder" in done.args

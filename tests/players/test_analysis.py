@@ -191,3 +191,54 @@ def test_search_limits_are_checked() -> None:
         SearchLimits(time_s=0)
     with pytest.raises(ValueError):
         SearchLimits(depth=0)
+
+
+# --- forced moves -------------------------------------------------------------------------------
+FORCED_FEN = "W:Wc3,g1:Bd4,f6,b8"
+"""c3:e5:g7, taking two men, is White's only move: its value is that of the position after it."""
+LAST_PIECE_FEN = "W:Wc3:Bd4"
+"""c3:e5 takes Black's last piece: the only move, and it wins."""
+
+
+def test_alphabeta_searches_the_position_after_a_forced_move(rules: Rules) -> None:
+    """The player's own search answers a forced move at depth 0 with a static score; the
+    analysis searches the position after it instead, so the value is that of the capture."""
+    game = Game(rules, start=rules.parse_fen(FORCED_FEN))
+    assert len(game.legal_moves()) == 1
+    player = parse_player_spec("alphabeta:depth=6", rules)
+    a = analyse(player, game, SearchLimits(depth=4))
+    _check(game, a)
+    assert [rules.square_name(sq) for sq in a.move.path] == ["c3", "e5", "g7"]
+    reply = parse_player_spec("alphabeta:depth=6", rules).search.search(rules.play(game.position, a.move), depth=3)
+    assert (a.depth, a.score) == (reply.depth + 1, -reply.score / 100) and a.depth >= 2 and a.nodes > 0
+    assert a.score is not None and a.score > 0 and a.value > 0  # two men up
+    assert len(a.pv) > 1
+    won = analyse(player, Game(rules, start=rules.parse_fen(LAST_PIECE_FEN)), SearchLimits(depth=4))
+    assert won.value == 1.0 and won.mate_in == 1
+
+
+def test_mcts_searches_the_position_after_a_forced_move(rules: Rules, mcts_player) -> None:  # type: ignore[no-untyped-def]
+    """A forced move (here a whole forced chain) is reported from a search of the position
+    after it, not from an unsearched network value with 0 visits."""
+    game = Game(rules, start=rules.parse_fen(FORCED_FEN))
+    a = analyse(mcts_player, game, SearchLimits(nodes=24))
+    _check(game, a)
+    assert [rules.square_name(sq) for sq in a.move.path] == ["c3", "e5", "g7"]
+    assert a.nodes == 24 and [h.visits for h in a.hops] == [24] and a.hops[0].share == 1.0
+    assert a.wdl is not None and a.depth == len(a.pv) >= 2  # the forced move, then the reply searched
+    after = Game(rules, start=rules.play(game.position, a.move))
+    reply = analyse(mcts_player, after, SearchLimits(nodes=24))
+    assert a.value == pytest.approx(-reply.value) and a.pv[1] == reply.move
+    won = analyse(mcts_player, Game(rules, start=rules.parse_fen(LAST_PIECE_FEN)), SearchLimits(nodes=24))
+    assert (won.value, won.wdl, won.nodes) == (1.0, (1.0, 0.0, 0.0), 0)
+
+
+def test_mcts_a_forced_first_hop_takes_the_value_of_the_searched_hop(rules: Rules, mcts_player) -> None:  # type: ignore[no-untyped-def]
+    """c3:e5 is forced, then a choice: the value and the first hop's visits come from that search."""
+    game = Game(rules, start=rules.parse_fen(CHAIN_FEN))
+    assert len(game.legal_hops()) == 1 and len(game.legal_moves()) == 2
+    a = analyse(mcts_player, game, SearchLimits(nodes=24))
+    _check(game, a)
+    assert a.nodes == 24 and [h.visits for h in a.hops] == [24]
+    mid = _mid_chain(rules)
+    assert a.value == pytest.approx(analyse(mcts_player, mid, SearchLimits(nodes=24)).value)
