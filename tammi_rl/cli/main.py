@@ -23,7 +23,7 @@ from tammi_rl import __version__
 from tammi_rl.cli.config_cmd import add_config_arguments, run_config_command
 from tammi_rl.cli.hub import add_hub_arguments, run_hub
 from tammi_rl.cli.matches import add_eval_arguments, add_match_arguments, run_eval_command, run_match_command
-from tammi_rl.cli.play import add_play_arguments, run_play
+from tammi_rl.cli.play import add_play_arguments, fen_option, run_play
 from tammi_rl.cli.serve import add_serve_arguments, run_serve
 from tammi_rl.config import load_config
 from tammi_rl.rules.engine import Rules
@@ -65,15 +65,15 @@ def _depth(text: str) -> int:
 def _rules_and_position(args: argparse.Namespace) -> tuple[Rules, Position]:
     """The engine of ``args.variant`` and the ``--fen`` position (or the start)."""
     rules = Rules.for_variant(args.variant)
-    pos = rules.parse_fen(args.fen) if args.fen is not None else rules.start_position()  # --fen "" is refused
-    return rules, pos
+    pos = fen_option(rules, args.fen)
+    return rules, pos if pos is not None else rules.start_position()
 
 
 # --- perft ----------------------------------------------------------------------------
 def _perft_arguments(parser: argparse.ArgumentParser) -> None:
     _variant_arg(parser)
     parser.add_argument("depth", metavar="DEPTH", type=_depth, help="plies to search (whole moves)")
-    parser.add_argument("--fen", help="start position (default: the variant's start position)")
+    parser.add_argument("--fen", help="start position as FEN (default, when left out: the variant's start position)")
     parser.add_argument("--divide", action="store_true", help="also print the count below each legal move")
 
 
@@ -94,7 +94,7 @@ def _perft(args: argparse.Namespace) -> int:
 # --- legal ----------------------------------------------------------------------------
 def _legal_arguments(parser: argparse.ArgumentParser) -> None:
     _variant_arg(parser)
-    parser.add_argument("--fen", help="position (default: the variant's start position)")
+    parser.add_argument("--fen", help="position as FEN (default, when left out: the variant's start position)")
 
 
 def _legal(args: argparse.Namespace) -> int:

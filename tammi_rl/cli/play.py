@@ -15,10 +15,25 @@ from tammi_rl.env.render import board_text
 from tammi_rl.players import HumanPlayer, Player, PlayerQuit, parse_player_spec
 from tammi_rl.players.defaults import default_player_spec
 from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.errors import FenError
+from tammi_rl.rules.fen import fen_example
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.notation import format_move
 from tammi_rl.rules.pdn import game_to_pdn, move_label, movetext
-from tammi_rl.rules.position import BLACK, COLOR_NAMES, WHITE
+from tammi_rl.rules.position import BLACK, COLOR_NAMES, WHITE, Position
+
+
+def fen_option(rules: Rules, fen: str | None) -> Position | None:
+    """The position of a ``--fen`` option, None when it was left out (the start position);
+    an empty ``--fen ""`` is refused rather than read as the start."""
+    if fen is None:
+        return None
+    if not fen.strip():
+        raise FenError(
+            f"--fen is empty: give a position such as {fen_example(rules.geometry)!r}, "
+            "or leave --fen out for the start position"
+        )
+    return rules.parse_fen(fen)
 
 
 def _describe_search(player: object) -> str:
@@ -41,7 +56,7 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
         help="player spec for Black (default: the variant's shipped model, mcts:model=VARIANT,sims=400, "
         "or alphabeta:depth=6 where none ships)",
     )
-    parser.add_argument("--fen", help="start position (default: the variant's start)")
+    parser.add_argument("--fen", help="start position as FEN (default, when left out: the variant's start)")
     parser.add_argument("--max-plies", type=int, default=None, help="adjudicate after this many plies")
     parser.add_argument(
         "--out",
@@ -61,7 +76,7 @@ def run_play(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for player in players.values():
         if isinstance(player, HumanPlayer) and player.output is None:
             player.output = out
-    start = rules.parse_fen(args.fen) if args.fen is not None else None  # --fen "" is refused, not the start
+    start = fen_option(rules, args.fen)
     game = Game(rules, start=start, max_plies=args.max_plies)
 
     def say(text: str = "") -> None:
