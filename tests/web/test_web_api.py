@@ -210,6 +210,15 @@ def test_hint_analyses_without_playing(client: FlaskClient) -> None:
     assert hinted["analysis"]["move"] in {m for m in ("c3-d4", "c3-b4", "a3-b4", "e3-d4", "e3-f4", "g3-f4", "g3-h4")}
 
 
+def test_a_hint_on_a_forced_capture_shows_the_search_after_it(client: FlaskClient) -> None:
+    """c3:e5:g7 is White's only move: the hint shows the searched position after it (White a
+    man up), not the depth-0 static value of the position before it (a man down)."""
+    state = _new(client, fen="W:Wc3,g1:Bd4,f6,b8", player="alphabeta:depth=3")
+    analysis = _post(client, state["id"], "hint")["analysis"]
+    assert analysis["move"] == "c3:e5:g7" and analysis["depth"] >= 2 and analysis["nodes"] > 0
+    assert analysis["value"] > 0 and len(analysis["pv"]) > 1
+
+
 def test_undo_takes_back_the_move_and_the_answer(client: FlaskClient) -> None:
     state = _new(client)
     sid = state["id"]
