@@ -188,6 +188,12 @@ class HubEngine:
             return
         player = self._ensure_player()
         ponder = "ponder" in command.args
+        if not ponder and self.level.on_the_clock() and len(moves := game.legal_moves()) == 1:
+            # A forced move on the clock: answer at once and keep the time for real choices
+            # (no info: nothing was searched; `level depth=`, `infinite` or ponder do search it).
+            assert self.notation is not None  # set with the player
+            self.send("done", move=self.notation.format_move(moves[0]))
+            return
         limits = self.level.limits()
         self._stop.clear()
         self._ponder_hit, self._ponder_budget = None, None

@@ -67,6 +67,10 @@ class Level:
             share = self.time / MOVES_TO_GO + self.inc
         return max(min(share, 0.5 * available) - SAFETY_S, 0.01)
 
+    def on_the_clock(self) -> bool:
+        """Whether this level is a time control (a move time or a clock, not ``infinite``)."""
+        return not self.infinite and (self.move_time is not None or self.time is not None)
+
     def limits(self) -> SearchLimits:
         """The `SearchLimits` of this level (all None: the player's own settings)."""
         return SearchLimits(time_s=self.seconds(), depth=self.depth, nodes=self.nodes)

@@ -12,6 +12,7 @@ from tammi_rl.hub import HubEngine, HubNotation
 from tammi_rl.hub.level import Level
 from tammi_rl.hub.protocol import HubProtocolError, format_line, parse_line
 from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.game import Game
 
 RUSSIAN_START = "W" + "b" * 12 + "e" * 8 + "w" * 12
 INTERNATIONAL_START = "W" + "b" * 20 + "e" * 10 + "w" * 20
@@ -304,3 +305,20 @@ def test_a_forced_capture_reports_the_search_of_the_position_after_it() -> None:
     last = infos[-1]
     assert last is not None and int(last.args["depth"]) >= 2 and float(last.args["score"]) > 0
     assert last.args["pv"].split()[0] == done.args["move"] and "ponder" in done.args
+
+
+@pytest.mark.parametrize("level", ["level move-time=30", "level time=600 moves=20"])
+def test_a_forced_move_on_the_clock_is_answered_at_once(level: str) -> None:
+    """On a time control the only legal move is played without a search (no clock spent, no
+    info about a position nobody searched); a depth level searches past it (test above)."""
+    rules = Rules.for_variant("russian")
+    s = Session("alphabeta:depth=20")
+    board = HubNotation(rules).format_position(rules.parse_fen("W:Wc3,g1:Bd4,f6,b8"))
+    started = time.perf_counter()
+    lines = s.say(f"pos pos={board}", level, "go think")
+    assert time.perf_counter() - started < 5.0  # the level allows 30 s for this move
+    assert not errors(lines) and not [line for line in lines if line.startswith("info ")]
+    done = parse_line(lines[-1])
+    assert done is not None and done.name == "done"
+    (only,) = Game(rules, start=rules.parse_fen("W:Wc3,g1:Bd4,f6,b8")).legal_moves()
+    assert done.args["move"] == HubNotation(rules).format_move(only)
