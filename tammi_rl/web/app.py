@@ -261,7 +261,7 @@ def create_app(
     def position(sid: str) -> Response:
         fen = text_field(body(), "fen")
         if fen is None:
-            raise RequestError("setting a position needs the field 'fen' (a FEN string such as W:W21,22:B11,12)")
+            raise RequestError("setting a position needs the field 'fen': a FEN string in the game's own notation")
         return with_session(sid, lambda s: s.set_position(fen))
 
     @app.get("/api/games/<sid>/pdn")
