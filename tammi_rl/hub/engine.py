@@ -29,6 +29,7 @@ from tammi_rl.players.analysis import Analysis, SearchLimits, analyse, value_to_
 from tammi_rl.players.defaults import default_player_spec
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
+from tammi_rl.rules.fen import missing_side
 from tammi_rl.rules.game import Game
 
 HUB_VARIANTS = {
@@ -160,6 +161,9 @@ class HubEngine:
         self._ensure_player()
         assert self.rules is not None and self.notation is not None
         start = self.rules.start_position() if text is None else self.notation.parse_position(text)
+        reason = missing_side(start)  # a side without pieces is a finished game, not a set-up
+        if reason is not None:
+            raise HubNotationError(f"position {text!r}: {reason} (each side needs at least one piece)")
         game = Game(self.rules, start=start)  # no pos= (or "pos start"): the start position
         for i, move_text in enumerate((command.get("moves") or "").split()):
             if game.is_over:

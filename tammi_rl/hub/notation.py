@@ -30,7 +30,6 @@ import re
 
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.rules.fen import missing_side
 from tammi_rl.rules.geometry import build_geometry
 from tammi_rl.rules.position import BLACK, WHITE, Move, Position
 
@@ -89,9 +88,6 @@ class HubNotation:
             boards[2 * color + int(king)] |= 1 << self.square_of_number[k]
         position = Position(boards[0], boards[1], boards[2], boards[3], WHITE if text[0] == "W" else BLACK)
         self._check_men(position)
-        reason = missing_side(position)  # a side without pieces is a finished game, not a set-up
-        if reason is not None:
-            raise HubNotationError(f"position {text!r}: {reason} (each side needs at least one piece)")
         return position
 
     def _check_men(self, position: Position) -> None:

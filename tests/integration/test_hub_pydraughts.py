@@ -138,7 +138,8 @@ def test_pydraughts_gets_done_after_a_refused_go(caplog: pytest.LogCaptureFixtur
     try:
         engine.setoption("variant", "russian")
         engine.init()
-        over = "B" + "e" * 28 + "w" + "e" * 3  # Black to move has no piece
+        rules = Rules.for_variant("russian")
+        over = HubNotation(rules).format_position(rules.parse_fen("W:Wa1:Bb2,c3"))  # White is blocked
         best, ponder = engine.go(over, depth=1)  # returns: the engine answered done
         assert (best, ponder) == ('""', None)  # done move="": no move
         board = draughts.Board(variant="russian")
