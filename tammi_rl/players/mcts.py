@@ -162,7 +162,10 @@ def check_device(spec: str, device: str) -> None:
             f"player spec {spec!r}: device={device} but CUDA is not available here ({why}); "
             "use device=cpu, or device=auto (the GPU when there is one)"
         )
-    index = int(device.partition(":")[2] or 0)
+    suffix = device.partition(":")[2] or "0"
+    if device.partition(":")[0] != "cuda" or not suffix.isdigit():
+        raise PlayerSpecError(f"player spec {spec!r}: device must be cpu, auto, cuda or cuda:N, got {device!r}")
+    index = int(suffix)
     count = torch.cuda.device_count()
     if index >= count:
         raise PlayerSpecError(

@@ -125,3 +125,13 @@ def test_mcts_spec_on_a_gpu_index_past_the_last_is_a_spec_error(rules: Rules, mo
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     with pytest.raises(PlayerSpecError, match=r"device=cuda:1 but this machine has 1 GPU\(s\), cuda:0 to cuda:0"):
         parse_player_spec("mcts:model=russian,device=cuda:1", rules)
+
+
+@pytest.mark.parametrize("device", ["cuda:x", "cudax", "cuda:-1"])
+def test_mcts_spec_with_a_malformed_gpu_name_is_a_spec_error(device: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tammi_rl.players.mcts import check_device
+
+    monkeypatch.setattr("torch.cuda.is_available", lambda: True)
+    monkeypatch.setattr("torch.cuda.device_count", lambda: 1)
+    with pytest.raises(PlayerSpecError, match="device must be cpu, auto, cuda or cuda:N"):
+        check_device(f"mcts:model=russian,device={device}", device)
