@@ -1,6 +1,10 @@
 """Player specs: ``KIND`` or ``KIND:key=value,key=value``, parsed into a player.
 
     player = parse_player_spec("alphabeta:depth=6,seed=1", rules)
+    player = parse_player_spec('hub:cmd="scan hub",time=0.1', rules)
+
+A value may be quoted (``"..."`` or ``'...'``, right after the ``=``) to hold commas or
+spaces; the quotes are removed. Elsewhere a quote is an ordinary character.
 
 Each kind has a factory ``factory(rules, options, spec_text) -> Player`` registered with
 `register_player_kind`; `int_option`, `float_option` and `reject_unknown` are the shared
@@ -37,15 +41,60 @@ class PlayerSpec:
         kind, _, rest = body.partition(":")
         kind = kind.strip().lower()
         options: dict[str, str] = {}
-        for item in filter(None, (part.strip() for part in rest.split(","))):
+        for item in split_options(rest, text):
             key, eq, value = item.partition("=")
+            value = _unquote(value.strip())
             if not eq or not key.strip() or not value.strip():
                 raise PlayerSpecError(f"player spec {text!r}: option {item!r} must look like key=value")
             key = key.strip().lower()
             if key in options:
                 raise PlayerSpecError(f"player spec {text!r}: option {key!r} given twice")
-            options[key] = value.strip()
+            options[key] = value
         return cls(kind, options)
+
+
+_QUOTES = "\"'"
+
+
+def split_options(rest: str, spec: str = "") -> list[str]:
+    """The ``key=value`` items of ``rest`` (the spec after ``KIND:``), split on the commas
+    outside a quoted value; blank items are dropped, quotes are kept (`PlayerSpec.parse`
+    removes them). ``spec`` names the whole spec in the error for an unclosed quote."""
+    items: list[str] = []
+    i, n = 0, len(rest)
+    while i <= n:
+        j = i
+        while j < n and rest[j] not in "=,":
+            j += 1
+        end = rest.find(",", j) if j < n else -1
+        if j < n and rest[j] == "=":
+            k = j + 1
+            while k < n and rest[k].isspace():
+                k += 1
+            if k < n and rest[k] in _QUOTES:
+                close = rest.find(rest[k], k + 1)
+                if close < 0:
+                    raise PlayerSpecError(
+                        f"player spec {spec or rest!r}: the {rest[k]} quote after {rest[i:j].strip()}= is not closed"
+                    )
+                end = rest.find(",", close)
+                if rest[close + 1 : n if end < 0 else end].strip():
+                    raise PlayerSpecError(
+                        f"player spec {spec or rest!r}: text after the quoted value of {rest[i:j].strip()!r}"
+                        " (end the quote at the end of the value)"
+                    )
+        end = n if end < 0 else end
+        if rest[i:end].strip():
+            items.append(rest[i:end].strip())
+        i = end + 1
+    return items
+
+
+def _unquote(value: str) -> str:
+    """``value`` without the quotes around it, when it is quoted."""
+    if len(value) >= 2 and value[0] in _QUOTES and value[-1] == value[0]:
+        return value[1:-1]
+    return value
 
 
 PlayerFactory = Callable[[Rules, dict[str, str], str], Player]

@@ -38,11 +38,23 @@ def test_spec_parsing(rules: Rules) -> None:
     assert isinstance(parse_player_spec(" Human ", rules), HumanPlayer)
 
 
+def test_spec_values_may_be_quoted() -> None:
+    """A value quoted right after its ``=`` holds commas, spaces and the other quote; a quote
+    elsewhere is an ordinary character (specs written before quoting mean what they meant)."""
+    assert PlayerSpec.parse('hub:cmd="scan hub",time=0.1').options == {"cmd": "scan hub", "time": "0.1"}
+    assert PlayerSpec.parse("x:a='p,q=r' , b= \" s \" ,").options == {"a": "p,q=r", "b": " s "}
+    assert PlayerSpec.parse("""x:cmd='run "a b"',name=O'Brien""").options == {"cmd": 'run "a b"', "name": "O'Brien"}
+    assert PlayerSpec.parse("mcts:checkpoint=/a/b.pt,sims=8").options == {"checkpoint": "/a/b.pt", "sims": "8"}
+
+
 @pytest.mark.parametrize(
     "spec, message",
     [
         ("", "empty player spec"),
-        ("minimax:depth=3", "unknown player kind 'minimax'.*known kinds: ab, alphabeta, human, mcts, random"),
+        ('x:cmd="scan hub', 'the " quote after cmd= is not closed'),
+        ('x:cmd="scan" hub,time=1', "text after the quoted value of 'cmd'"),
+        ('x:cmd=""', "option 'cmd=\"\"' must look like key=value"),
+        ("minimax:depth=3", "unknown player kind 'minimax'.*known kinds: ab, alphabeta, hub, human, mcts, random"),
         ("alphabeta:depth", "option 'depth' must look like key=value"),
         ("alphabeta:depth=six", "depth must be a whole number, got 'six'"),
         ("alphabeta:depth=0", "depth must be >= 1"),
