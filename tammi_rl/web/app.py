@@ -52,7 +52,7 @@ from tammi_rl.players.defaults import default_player_spec
 from tammi_rl.rules.errors import TammiError
 from tammi_rl.rules.position import BLACK, COLOR_NAMES, WHITE
 from tammi_rl.rules.variant import available_variants, load_variant
-from tammi_rl.web.sessions import GameSession, GameSettings, RequestError, SessionStore
+from tammi_rl.web.sessions import GameSession, GameSettings, RequestError, SessionStore, starts_a_program
 from tammi_rl.web.views import analysis_view, game_view, variant_view
 
 MAX_REQUEST_BYTES = 64 * 1024
@@ -133,6 +133,11 @@ def create_app(
         if side_text not in COLOR_NAMES:
             raise RequestError(f"field 'side' must be 'white' or 'black' (the human's colour), got {side_text!r}")
         spec = text_field(data, "player")
+        if spec is not None and spec != default_for(name).strip() and starts_a_program(spec):
+            raise RequestError(
+                f"player spec {spec!r}: the page does not start programs; give an outside engine to the server "
+                "(tammi-rl serve --player 'hub:cmd=...')"
+            )
         if spec is None:
             same_variant = current is not None and current.variant == name
             spec = current.player if same_variant and current is not None else default_for(name)

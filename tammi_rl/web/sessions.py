@@ -51,6 +51,10 @@ transposition table (16 bytes an entry: 22 bits are 64 MiB, the default 20 is 16
 The store keeps up to ``max_sessions`` players, so these caps bound the server's memory;
 the command line (`tammi-rl play`, `eval`) keeps the players' own, larger limits."""
 
+PROGRAM_KINDS = frozenset({"hub"})
+"""Player kinds that start a program (``hub``: an outside engine). A request may name one
+only as the server's own ``--player``: the page never starts a command it was sent."""
+
 
 class RequestError(TammiError):
     """A request the page sent cannot be carried out; ``status`` is the HTTP status to answer."""
@@ -271,6 +275,14 @@ def check_page_limits(spec: str) -> None:
             )
 
 
+def starts_a_program(spec: str) -> bool:
+    """Whether ``spec`` is of a kind that starts a program (`PROGRAM_KINDS`)."""
+    try:
+        return PlayerSpec.parse(spec).kind in PROGRAM_KINDS
+    except TammiError:
+        return False
+
+
 def _make_player(spec: str, rules: Rules) -> Player:
     check_page_limits(spec)
     try:
@@ -331,4 +343,5 @@ __all__ = [
     "RequestError",
     "SessionStore",
     "check_page_limits",
+    "starts_a_program",
 ]

@@ -7,6 +7,7 @@ milliseconds; the real browser drives the same API in tests/integration/test_web
 from __future__ import annotations
 
 import queue
+import shlex
 import subprocess
 import sys
 import threading
@@ -417,6 +418,28 @@ def test_page_limits_allow_the_defaults_and_the_caps(app, client: FlaskClient) -
     state = _new(client, player="alphabeta:depth=1,tt_bits=22")
     assert state["player"] == "alphabeta:depth=1,tt_bits=22"
     assert _store(app).get(state["id"]).player.config.tt_bits == 22
+
+
+def test_the_page_starts_no_program_it_is_sent(client: FlaskClient, tmp_path: Path) -> None:
+    """A request naming an outside engine (a command to run) is refused; the server's own
+    ``--player`` may be one (next test)."""
+    mark = tmp_path / "ran"
+    message = _error(client.post("/api/games", json={"player": f'hub:cmd="touch {mark}"'}))
+    assert "the page does not start programs" in message
+    assert not mark.exists()
+
+
+def test_an_outside_engine_given_to_the_server_plays_on_the_page(tmp_path: Path) -> None:
+    fake = Path(__file__).resolve().parents[1] / "support" / "fake_hub_engine.py"
+    log = tmp_path / "lines"
+    spec = f'hub:cmd="{shlex.quote(sys.executable)} {shlex.quote(str(fake))} play {shlex.quote(str(log))}",time=0.1'
+    app = create_app(player=spec, variant="russian")
+    client = app.test_client()
+    sid = _new(client, player=spec, side="black")["id"]
+    state = _post(client, sid, "agent")
+    assert state["turn"] == "human" and len(_session_game(app, sid).moves) == 1  # c3-b4, from the engine
+    assert "level move-time=0.1" in log.read_text(encoding="utf-8").splitlines()
+    _store(app).get(sid).player.close()
 
 
 def test_an_unexpected_error_is_a_json_500(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
