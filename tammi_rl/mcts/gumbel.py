@@ -177,9 +177,12 @@ def select_edge(nodes_i, nodes_f, edges_i, edges_f, t, node, is_root, target, pa
 
 
 @njit(cache=True)
-def select_leaves(nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, params, tables, obs, leaf_actions, work):
+def select_leaves(
+    nodes_i, nodes_f, edges_i, edges_f, trees_i, schedules, params, tables, obs, leaf_actions, leaves, cache, work
+):
     """One Gumbel selection step for every active tree (`tammi_rl.mcts.tree.select_leaves`);
-    ``schedules[t, sim]`` is tree t's sequential-halving visit target (`considered_visit_schedule`)."""
+    ``schedules[t, s]`` is tree t's sequential-halving visit target at simulation s
+    (`considered_visit_schedule`)."""
     tr.select_leaves(
         select_edge,
         nodes_i,
@@ -187,12 +190,13 @@ def select_leaves(nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, p
         edges_i,
         edges_f,
         trees_i,
-        sim,
         schedules,
         params,
         tables,
         obs,
         leaf_actions,
+        leaves,
+        cache,
         work,
     )
 

@@ -18,13 +18,14 @@ def select(nodes_i, nodes_f, edges_i, edges_f, t, node, c_puct, fpu_reduction):
     """Index in ``[0, E)`` of ``node``'s edge with the largest Q + c_puct * P * sqrt(N) / (1 + n).
 
     Q is the child's mean value for the player moving at ``node``, P its prior, N the node's
-    visits (at least 1), n the child's. An unvisited child's Q is the node's own network value,
+    visits (at least 1), n the child's (pending walks included: `tammi_rl.mcts.tree.child_q`).
+    An unvisited child's Q is the node's own network value,
     lowered by ``fpu_reduction * sqrt(prior mass already visited)`` (first-play urgency: once
     good moves have been tried, an untried one is presumed a little worse). Ties: the first.
     """
     first = nodes_i[t, node, tr.NI_FIRST_EDGE]
     side = nodes_i[t, node, tr.NI_SIDE]
-    sqrt_n = np.sqrt(max(nodes_i[t, node, tr.NI_VISITS], 1))
+    sqrt_n = np.sqrt(max(tr.node_visits(nodes_i, t, node), 1))
     fpu = nodes_f[t, node, tr.NF_NET_VALUE]
     if fpu_reduction > 0.0:
         visited = 0.0
@@ -53,7 +54,9 @@ def select_edge(nodes_i, nodes_f, edges_i, edges_f, t, node, is_root, target, pa
 
 
 @njit(cache=True)
-def select_leaves(nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, params, tables, obs, leaf_actions, work):
+def select_leaves(
+    nodes_i, nodes_f, edges_i, edges_f, trees_i, schedules, params, tables, obs, leaf_actions, leaves, cache, work
+):
     """One PUCT selection step for every active tree (`tammi_rl.mcts.tree.select_leaves`)."""
     tr.select_leaves(
         select_edge,
@@ -62,12 +65,13 @@ def select_leaves(nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, p
         edges_i,
         edges_f,
         trees_i,
-        sim,
         schedules,
         params,
         tables,
         obs,
         leaf_actions,
+        leaves,
+        cache,
         work,
     )
 
@@ -88,8 +92,9 @@ def policy_target(visits: np.ndarray, prior: np.ndarray) -> np.ndarray:
 
 def choose(policy: np.ndarray, visits: np.ndarray, temperature: float, sample: bool, rng: np.random.Generator) -> int:
     """The root edge to play, in ``[0, E)``: sampled from ``policy ** (1 / temperature)`` when
-    ``sample`` and ``temperature > 0`` (one draw from ``rng``), else the most visited (first on ties)."""
+    ``sample`` and ``temperature > 0`` (one draw from ``rng``), else the most visited (first on ties;
+    the largest prior when a search was stopped before any child was visited)."""
     if sample and temperature > 0:
         weights = policy ** (1.0 / temperature)
         return int(rng.choice(len(policy), p=weights / weights.sum()))
-    return int(np.argmax(visits))
+    return int(np.argmax(visits)) if visits.sum() > 0 else int(np.argmax(policy))

@@ -9,9 +9,22 @@ it). A simulation step is three calls:
 
 1. the algorithm's ``select_leaves``: per tree, walk from the root to a leaf (creating the
    child node the walk steps into), and write the leaf's observation planes and legal hops;
+   up to K walks per tree (K = ``leaves.shape[1]``), each a simulation of its own;
 2. the caller evaluates all leaves in ONE network forward pass;
 3. `expand_and_backup`: give the leaves their children (priors from the policy) and
    back the values up the paths.
+
+Several walks in one tree (K > 1) spread out by VIRTUAL LOSS: a walk marks every node on
+its path as pending (``NI_PENDING``), and until the step's backup the selection rules read
+each pending walk as one more visit that was lost for the player who moved into the node
+(`child_q`, `child_visits`). A walk that still ends on a leaf another walk of the same step
+already holds (a collision) is dropped, and that tree takes no more walks this step. Every
+simulation backs up its own leaf's exact value; only the order of the leaves changes.
+
+An optional EVALUATION CACHE (`allocate_cache`) keeps the network's output for positions
+already evaluated (keyed by the whole node state, compared in full: exact), so a
+transposition inside the tree, or a line searched again at the next move, costs no network
+call. It is only valid for one set of weights: the owner clears it when they change.
 
 Arrays (B trees, N nodes and E edges per tree; shapes as ``[B, N, NI_COUNT]`` etc.):
 
@@ -68,7 +81,8 @@ NI_FIRST_EDGE = 7  # first edge of this node's slice
 NI_N_EDGES = 8  # number of edges; -1 until the node is expanded
 NI_VISITS = 9
 NI_TERMINAL = 10  # 1 when the game is over in this node
-NI_COUNTERS = 11  # N_COUNTERS draw counters at the start of the turn
+NI_PENDING = 11  # walks of the current step through this node, not yet backed up (virtual loss)
+NI_COUNTERS = 12  # N_COUNTERS draw counters at the start of the turn
 NI_COUNTERS_END = NI_COUNTERS + N_COUNTERS
 NI_PATH = NI_COUNTERS_END  # MAX_PATH squares: the prefix of the move being built (start square first)
 NI_PATH_END = NI_PATH + mg.MAX_PATH
@@ -94,9 +108,30 @@ TI_N_NODES = 0
 TI_N_EDGES = 1
 TI_ACTIVE = 2  # 1: this tree takes part in the current simulation step
 TI_REPETITION = 3  # occurrences of the root position so far (for the root's planes)
-TI_LEAF = 4  # the leaf the last selection step reached (-1: inactive)
-TI_LEAF_N_ACTIONS = 5  # its legal hops (0: terminal, backed up with its exact value)
-TI_COUNT = 6
+TI_N_LEAVES = 4  # walks (simulations) the last selection step made in this tree
+TI_BUDGET = 5  # simulations this search may make in the tree (the root's own evaluation included)
+TI_HORIZON = 6  # the pool keeps one node free for each simulation index below this (forced hops)
+TI_COUNT = 7
+
+# --- the leaves of a step: leaves[tree, k, LI_*]; their planes and hops are row t * K + k ---
+LI_NODE = 0  # the leaf node
+LI_N_ACTIONS = 1  # its legal hops (0: terminal, backed up with its exact value)
+LI_CACHE_SLOT = 2  # evaluation cache slot holding its network output (-1: needs the network)
+LI_COUNT = 3
+
+VIRTUAL_LOSS = 1.0
+"""Value a pending walk counts as, for the player moving into the node: a full loss."""
+
+# --- evaluation cache (`allocate_cache`): key of a node state, compared in full ----------
+K_BOARD = 0  # 4 bitboards
+K_SIDE = 4
+K_HOPS = 5
+K_PATH = 6  # MAX_PATH squares, -1 past the prefix
+K_COUNTERS = K_PATH + mg.MAX_PATH
+K_REPETITION = K_COUNTERS + N_COUNTERS
+K_COUNT = K_REPETITION + 1
+CACHE_MAX_ACTIONS = 64
+"""Positions with more legal hops than this are not cached (rare: kings in open boards)."""
 
 # --- search settings: params[SP_*] (`search_params`): the tree's, then PUCT's, then Gumbel's --
 SP_FORCED = 0  # 1: play forced hops through without a network call (`_play_forced_hops`)
@@ -145,15 +180,37 @@ def allocate(n_trees: int, n_nodes: int, n_edges: int) -> tuple[np.ndarray, ...]
     )
 
 
-def workspace() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def workspace() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Scratch arrays for the selection step: a move buffer, alive rows, per-edge values, the
-    observation counters (allocated once per search object: allocating them per call costs about 2%)."""
+    observation counters, a cache key (allocated once per search object: allocating them per
+    call costs about 2%)."""
     return (
         np.zeros((mg.MAX_MOVES, mg.N_FIELDS), np.int64),
         np.zeros(mg.MAX_MOVES, np.int64),
         np.zeros(mg.MAX_MOVES, np.float64),
         np.zeros(W_REPETITION + 1, np.int64),
+        np.zeros(K_COUNT, np.int64),
     )
+
+
+def allocate_cache(slots: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """An empty evaluation cache of ``slots`` entries (a power of two; 0: no cache), as
+    ``(keys int64 [S, K_COUNT], counts int64 [S] (legal hops; -1: empty), logits float32
+    [S, CACHE_MAX_ACTIONS] (at the legal hops, in their order), values float32 [S])``.
+    Direct-mapped: a new position replaces whatever held its slot."""
+    if slots < 0 or slots & (slots - 1):
+        raise ValueError(f"cache slots must be 0 or a power of two, got {slots}")
+    return (
+        np.zeros((slots, K_COUNT), np.int64),
+        np.full(slots, -1, np.int64),
+        np.zeros((slots, CACHE_MAX_ACTIONS), np.float32),
+        np.zeros(slots, np.float32),
+    )
+
+
+def clear_cache(cache: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> None:
+    """Forget every cached evaluation (new weights)."""
+    cache[1][:] = -1
 
 
 def search_params(
@@ -204,6 +261,7 @@ def _new_node(nodes_i, nodes_f, trees_i, t, parent):
     nodes_i[t, i, NI_N_EDGES] = -1
     nodes_i[t, i, NI_VISITS] = 0
     nodes_i[t, i, NI_TERMINAL] = 0
+    nodes_i[t, i, NI_PENDING] = 0
     nodes_f[t, i, NF_VALUE_SUM] = 0.0
     nodes_f[t, i, NF_TERMINAL_VALUE] = 0.0
     nodes_f[t, i, NF_NET_VALUE] = 0.0
@@ -257,17 +315,31 @@ def _make_child(nodes_i, nodes_f, trees_i, t, parent, action, tables, buf, alive
 @njit(cache=True, inline="always")
 def child_q(nodes_i, nodes_f, t, child, parent_side, unvisited):
     """Mean value of ``child`` (-1: not created yet) from the point of view of the player moving
-    at its parent (``parent_side``); ``unvisited`` for a child without visits."""
-    if child < 0 or nodes_i[t, child, NI_VISITS] == 0:
+    at its parent (``parent_side``); ``unvisited`` for a child without visits. Each pending walk
+    (virtual loss) counts as one more visit worth `VIRTUAL_LOSS` less for that player."""
+    if child < 0:
         return unvisited
-    q = nodes_f[t, child, NF_VALUE_SUM] / nodes_i[t, child, NI_VISITS]
-    return q if parent_side == 0 else -q
+    n = nodes_i[t, child, NI_VISITS]
+    pending = nodes_i[t, child, NI_PENDING]
+    if pending == 0:
+        if n == 0:
+            return unvisited
+        q = nodes_f[t, child, NF_VALUE_SUM] / n
+        return q if parent_side == 0 else -q
+    total = nodes_f[t, child, NF_VALUE_SUM] if parent_side == 0 else -nodes_f[t, child, NF_VALUE_SUM]
+    return (total - VIRTUAL_LOSS * pending) / (n + pending)
 
 
 @njit(cache=True, inline="always")
 def child_visits(nodes_i, t, child):
-    """Visits of ``child`` (-1: not created yet, 0 visits)."""
-    return nodes_i[t, child, NI_VISITS] if child >= 0 else 0
+    """Visits of ``child`` (-1: not created yet, 0 visits), pending walks included."""
+    return nodes_i[t, child, NI_VISITS] + nodes_i[t, child, NI_PENDING] if child >= 0 else 0
+
+
+@njit(cache=True, inline="always")
+def node_visits(nodes_i, t, node):
+    """Visits of ``node``, pending walks included (the N of the selection rules)."""
+    return nodes_i[t, node, NI_VISITS] + nodes_i[t, node, NI_PENDING]
 
 
 @njit(cache=True, _nrt=False)
@@ -303,19 +375,63 @@ def _play_forced_hops(nodes_i, nodes_f, edges_i, edges_f, trees_i, t, node, tabl
 
 
 @njit(cache=True, _nrt=False)
-def _encode_leaf(nodes_i, t, node, tables, buf, alive, counters, obs, leaf_actions):
-    """Write the leaf's planes into ``obs`` and its legal hop actions; return their count.
-    ``counters[W_REPETITION]`` is already set; the draw counters are copied in here."""
-    hops = nodes_i[t, node, NI_HOPS]
-    side = nodes_i[t, node, NI_SIDE]
+def _leaf_hops(nodes_i, t, node, tables, buf, alive, leaf_actions):
+    """The leaf's legal hop actions into ``leaf_actions``; returns their count. Leaves the
+    turn's moves in ``buf`` and those continuing the prefix in ``alive`` (for `_encode_planes`)."""
     n_alive = _alive_rows(nodes_i, t, node, tables, buf, alive)
+    hops, side = nodes_i[t, node, NI_HOPS], nodes_i[t, node, NI_SIDE]
+    return tm.legal_hops(buf, alive, n_alive, hops, side, tables, leaf_actions)
+
+
+@njit(cache=True, _nrt=False)
+def _encode_planes(nodes_i, t, node, tables, buf, alive, counters, obs):
+    """Write the leaf's planes into ``obs`` (after `_leaf_hops`, which fills ``buf`` and
+    ``alive``). ``counters[W_REPETITION]`` is already set; the draw counters are copied in here."""
     _copy_into(counters, nodes_i[t, node, NI_COUNTERS:NI_COUNTERS_END])
     obs[:] = 0.0
+    side = nodes_i[t, node, NI_SIDE]
     mw, kw, mb, kb, cur, jumped = tm.chain_view(
-        nodes_i[t, node, NI_BOARD:NI_BOARD_END], side, hops, buf, alive[0], tables
+        nodes_i[t, node, NI_BOARD:NI_BOARD_END], side, nodes_i[t, node, NI_HOPS], buf, alive[0], tables
     )
     ob.encode_planes(mw, kw, mb, kb, cur, jumped, side, counters, tables, obs)
-    return tm.legal_hops(buf, alive, n_alive, hops, side, tables, leaf_actions)
+
+
+@njit(cache=True, _nrt=False)
+def _cache_key(nodes_i, t, node, repetition, key):
+    """Write the node state the network reads (board, side, hops, path prefix, draw counters,
+    repetitions) into ``key`` (int64 ``[K_COUNT]``); returns its hash (a non-negative int64)."""
+    for i in range(4):
+        key[K_BOARD + i] = nodes_i[t, node, NI_BOARD + i]
+    key[K_SIDE] = nodes_i[t, node, NI_SIDE]
+    hops = nodes_i[t, node, NI_HOPS]
+    key[K_HOPS] = hops
+    for i in range(mg.MAX_PATH):
+        key[K_PATH + i] = nodes_i[t, node, NI_PATH + i] if i <= hops and hops > 0 else -1
+    for i in range(N_COUNTERS):
+        key[K_COUNTERS + i] = nodes_i[t, node, NI_COUNTERS + i]
+    key[K_REPETITION] = repetition
+    h = np.uint64(0x9E3779B97F4A7C15)
+    for i in range(K_COUNT):  # splitmix64 of each field, folded in
+        z = h ^ np.uint64(key[i])
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        h = z ^ (z >> np.uint64(31))
+    return np.int64(h >> np.uint64(1))
+
+
+@njit(cache=True, _nrt=False)
+def _cache_find(cache, key, h):
+    """The slot holding ``key`` (hash ``h``), or -1."""
+    keys, counts = cache[0], cache[1]
+    if keys.shape[0] == 0:
+        return -1
+    slot = h & (keys.shape[0] - 1)
+    if counts[slot] < 0:
+        return -1
+    for i in range(K_COUNT):
+        if keys[slot, i] != key[i]:
+            return -1
+    return slot
 
 
 @njit(cache=True)
@@ -338,103 +454,180 @@ def init_roots(nodes_i, nodes_f, edges_i, trees_i, roots):
 
 @njit(cache=True, inline="always")
 def select_leaves(
-    select_edge, nodes_i, nodes_f, edges_i, edges_f, trees_i, sim, schedules, params, tables, obs, leaf_actions, work
+    select_edge,
+    nodes_i,
+    nodes_f,
+    edges_i,
+    edges_f,
+    trees_i,
+    schedules,
+    params,
+    tables,
+    obs,
+    leaf_actions,
+    leaves,
+    cache,
+    work,
 ):
-    """One selection step for every active tree, following ``select_edge`` at each node.
+    """One selection step: up to K = ``leaves.shape[1]`` walks in every active tree, following
+    ``select_edge`` at each node, while the tree's simulations stay under ``TI_BUDGET``.
 
     ``select_edge(nodes_i, nodes_f, edges_i, edges_f, t, node, is_root, target, params, scratch_q)``
     (compiled) returns the index, within the node's edges, of the edge to follow; ``target`` is
-    ``schedules[t, sim]`` (Gumbel's sequential-halving visit target) and ``scratch_q`` float64
-    ``[MAX_MOVES]`` is scratch space. Inlined into each algorithm's compiled selection step
-    (`tammi_rl.mcts.puct.select_leaves`, `tammi_rl.mcts.gumbel.select_leaves`), so the rule is
-    fixed at compile time and costs no dispatch per node.
+    ``schedules[t, s]`` for the walk's simulation index s (Gumbel's sequential-halving visit
+    target) and ``scratch_q`` float64 ``[MAX_MOVES]`` is scratch space. Inlined into each
+    algorithm's compiled selection step (`tammi_rl.mcts.puct.select_leaves`,
+    `tammi_rl.mcts.gumbel.select_leaves`), so the rule is fixed at compile time and costs no
+    dispatch per node.
 
-    Writes per tree: ``trees_i[t, TI_LEAF]`` (-1 when inactive); for a leaf that needs the
-    network, its planes ``obs[t]`` (float32 ``[C, H, W]``) and hop actions
-    ``leaf_actions[t, :trees_i[t, TI_LEAF_N_ACTIONS]]``; 0 actions marks a terminal leaf,
-    whose exact value `expand_and_backup` backs up. ``work`` is scratch space (`workspace`).
+    Writes per tree ``trees_i[t, TI_N_LEAVES]`` (0 when inactive or done) and per walk k the
+    record ``leaves[t, k]`` (int64 ``[LI_COUNT]``: node, legal hops, cache slot); for a leaf
+    that needs the network, the planes ``obs[t * K + k]`` (float32 ``[C, H, W]``) and its hop
+    actions ``leaf_actions[t * K + k, :n]``. 0 actions marks a terminal leaf, whose exact value
+    `expand_and_backup` backs up; a leaf found in ``cache`` (`allocate_cache`) gets its slot and
+    no planes. ``work`` is scratch space (`workspace`).
     """
-    buf, alive, scratch_q, counters = work
+    buf, alive, scratch_q, counters, key = work
+    k_max = leaves.shape[1]
     for t in range(nodes_i.shape[0]):
-        trees_i[t, TI_LEAF] = -1
-        trees_i[t, TI_LEAF_N_ACTIONS] = 0
+        trees_i[t, TI_N_LEAVES] = 0
         if trees_i[t, TI_ACTIVE] == 0:
             continue
-        node = 0
-        depth = 0
-        while nodes_i[t, node, NI_TERMINAL] == 0 and nodes_i[t, node, NI_N_EDGES] >= 0:
-            e = select_edge(
-                nodes_i, nodes_f, edges_i, edges_f, t, node, depth == 0, schedules[t, sim], params, scratch_q
-            )
-            slot = nodes_i[t, node, NI_FIRST_EDGE] + e
-            child = edges_i[t, slot, EI_CHILD]
-            if child < 0:
-                child = _make_child(nodes_i, nodes_f, trees_i, t, node, edges_i[t, slot, EI_ACTION], tables, buf, alive)
-                edges_i[t, slot, EI_CHILD] = child
-                node = child
-                if params[SP_FORCED] != 0.0:
-                    # Keep one free node for each simulation still to come.
-                    spare = nodes_i.shape[1] - trees_i[t, TI_N_NODES] - (schedules.shape[1] - sim)
-                    node = _play_forced_hops(
-                        nodes_i, nodes_f, edges_i, edges_f, trees_i, t, node, tables, buf, alive, leaf_actions[t], spare
-                    )
+        for k in range(k_max):
+            index = node_visits(nodes_i, t, 0)  # this walk's simulation number (the root's own is 0)
+            if index >= trees_i[t, TI_BUDGET]:
                 break
-            node = child
-            depth += 1
-        trees_i[t, TI_LEAF] = node
-        if nodes_i[t, node, NI_TERMINAL] == 1:
-            continue
-        counters[W_REPETITION] = trees_i[t, TI_REPETITION] if node == 0 else 1
-        trees_i[t, TI_LEAF_N_ACTIONS] = _encode_leaf(
-            nodes_i, t, node, tables, buf, alive, counters, obs[t], leaf_actions[t]
-        )
+            sim = min(max(index - 1, 0), schedules.shape[1] - 1)
+            node = 0
+            depth = 0
+            while nodes_i[t, node, NI_TERMINAL] == 0 and nodes_i[t, node, NI_N_EDGES] >= 0:
+                e = select_edge(
+                    nodes_i, nodes_f, edges_i, edges_f, t, node, depth == 0, schedules[t, sim], params, scratch_q
+                )
+                slot = nodes_i[t, node, NI_FIRST_EDGE] + e
+                child = edges_i[t, slot, EI_CHILD]
+                if child < 0:
+                    child = _make_child(
+                        nodes_i, nodes_f, trees_i, t, node, edges_i[t, slot, EI_ACTION], tables, buf, alive
+                    )
+                    edges_i[t, slot, EI_CHILD] = child
+                    node = child
+                    if params[SP_FORCED] != 0.0:
+                        # Keep one free node for each simulation still to come.
+                        spare = nodes_i.shape[1] - trees_i[t, TI_N_NODES] - (trees_i[t, TI_HORIZON] - sim)
+                        node = _play_forced_hops(
+                            nodes_i,
+                            nodes_f,
+                            edges_i,
+                            edges_f,
+                            trees_i,
+                            t,
+                            node,
+                            tables,
+                            buf,
+                            alive,
+                            leaf_actions[t * k_max + k],
+                            spare,
+                        )
+                    break
+                node = child
+                depth += 1
+            terminal = nodes_i[t, node, NI_TERMINAL] == 1
+            if not terminal and nodes_i[t, node, NI_PENDING] > 0:
+                break  # a collision: another walk of this step holds this leaf already
+            trees_i[t, TI_N_LEAVES] = k + 1
+            up = node
+            while up >= 0:  # virtual loss until the backup
+                nodes_i[t, up, NI_PENDING] += 1
+                up = nodes_i[t, up, NI_PARENT]
+            leaves[t, k, LI_NODE] = node
+            leaves[t, k, LI_N_ACTIONS] = 0
+            leaves[t, k, LI_CACHE_SLOT] = -1
+            if terminal:
+                continue
+            row = t * k_max + k
+            n = _leaf_hops(nodes_i, t, node, tables, buf, alive, leaf_actions[row])
+            leaves[t, k, LI_N_ACTIONS] = n
+            repetition = trees_i[t, TI_REPETITION] if node == 0 else 1
+            found = _cache_find(cache, key, _cache_key(nodes_i, t, node, repetition, key))
+            if found >= 0 and cache[1][found] == n:
+                leaves[t, k, LI_CACHE_SLOT] = found
+                if node != 0:
+                    continue  # the root's planes are still written: its search result carries them
+            counters[W_REPETITION] = repetition
+            _encode_planes(nodes_i, t, node, tables, buf, alive, counters, obs[row])
 
 
 @njit(cache=True)
-def expand_and_backup(nodes_i, nodes_f, edges_i, edges_f, trees_i, leaf_actions, logits, values):
-    """Expand each evaluated leaf with softmax priors over its legal hops, then back up.
+def expand_and_backup(nodes_i, nodes_f, edges_i, edges_f, trees_i, leaves, leaf_actions, logits, values, cache, work):
+    """Expand each leaf of the step with softmax priors over its legal hops, then back up, and
+    remember the network's evaluations in ``cache``.
 
-    ``logits[t]``: float32 ``[A]`` policy logits, ``values[t]``: the leaf's value for its
-    side to move. Terminal leaves back up their exact value instead.
+    Rows as in `select_leaves`: ``logits[t * K + k]`` float32 ``[A]`` policy logits and
+    ``values[t * K + k]`` the leaf's value for its side to move, for leaves that needed the
+    network; cached leaves read their slot, terminal leaves back up their exact value. Every
+    backup also takes the walk's virtual loss off its path.
     """
+    k_max = leaves.shape[1]
+    keys, counts, cached_logits, cached_values = cache
+    key = work[4]
     for t in range(nodes_i.shape[0]):
-        node = trees_i[t, TI_LEAF]
-        if node < 0:
-            continue
-        if nodes_i[t, node, NI_TERMINAL] == 1:
-            value_white = nodes_f[t, node, NF_TERMINAL_VALUE]
-        else:
-            side = nodes_i[t, node, NI_SIDE]
-            v = values[t]
-            nodes_f[t, node, NF_NET_VALUE] = v
-            value_white = v if side == 0 else -v
-            if nodes_i[t, node, NI_N_EDGES] < 0:
-                n = trees_i[t, TI_LEAF_N_ACTIONS]
-                first = trees_i[t, TI_N_EDGES]
-                if first + n > edges_i.shape[1]:
-                    raise IndexError("search tree edge pool full")
-                trees_i[t, TI_N_EDGES] = first + n
-                mx = -1e300
-                for j in range(n):
-                    mx = max(mx, logits[t, leaf_actions[t, j]])
-                z = 0.0
-                for j in range(n):
-                    a = leaf_actions[t, j]
-                    edges_i[t, first + j, EI_ACTION] = a
-                    edges_i[t, first + j, EI_CHILD] = -1
-                    edges_f[t, first + j, EF_LOGIT] = logits[t, a] - mx
-                    edges_f[t, first + j, EF_GUMBEL] = 0.0
-                    p = np.exp(logits[t, a] - mx)
-                    edges_f[t, first + j, EF_PRIOR] = p
-                    z += p
-                for j in range(n):
-                    edges_f[t, first + j, EF_PRIOR] /= z
-                nodes_i[t, node, NI_FIRST_EDGE] = first
-                nodes_i[t, node, NI_N_EDGES] = n
-        while node >= 0:
-            nodes_i[t, node, NI_VISITS] += 1
-            nodes_f[t, node, NF_VALUE_SUM] += value_white
-            node = nodes_i[t, node, NI_PARENT]
+        for k in range(trees_i[t, TI_N_LEAVES]):
+            node = leaves[t, k, LI_NODE]
+            row = t * k_max + k
+            slot = leaves[t, k, LI_CACHE_SLOT]
+            if nodes_i[t, node, NI_TERMINAL] == 1:
+                value_white = nodes_f[t, node, NF_TERMINAL_VALUE]
+            else:
+                side = nodes_i[t, node, NI_SIDE]
+                v = cached_values[slot] if slot >= 0 else values[row]
+                nodes_f[t, node, NF_NET_VALUE] = v
+                value_white = v if side == 0 else -v
+                if nodes_i[t, node, NI_N_EDGES] < 0:
+                    n = leaves[t, k, LI_N_ACTIONS]
+                    first = trees_i[t, TI_N_EDGES]
+                    if first + n > edges_i.shape[1]:
+                        raise IndexError("search tree edge pool full")
+                    trees_i[t, TI_N_EDGES] = first + n
+                    mx = -1e300
+                    for j in range(n):
+                        logit = cached_logits[slot, j] if slot >= 0 else logits[row, leaf_actions[row, j]]
+                        edges_f[t, first + j, EF_LOGIT] = logit
+                        mx = max(mx, logit)
+                    z = 0.0
+                    for j in range(n):
+                        edges_i[t, first + j, EI_ACTION] = leaf_actions[row, j]
+                        edges_i[t, first + j, EI_CHILD] = -1
+                        p = np.exp(edges_f[t, first + j, EF_LOGIT] - mx)
+                        edges_f[t, first + j, EF_LOGIT] -= mx
+                        edges_f[t, first + j, EF_GUMBEL] = 0.0
+                        edges_f[t, first + j, EF_PRIOR] = p
+                        z += p
+                    for j in range(n):
+                        edges_f[t, first + j, EF_PRIOR] /= z
+                    nodes_i[t, node, NI_FIRST_EDGE] = first
+                    nodes_i[t, node, NI_N_EDGES] = n
+            while node >= 0:
+                nodes_i[t, node, NI_VISITS] += 1
+                nodes_i[t, node, NI_PENDING] -= 1
+                nodes_f[t, node, NF_VALUE_SUM] += value_white
+                node = nodes_i[t, node, NI_PARENT]
+    if keys.shape[0] == 0:
+        return
+    for t in range(nodes_i.shape[0]):  # after every leaf read its slot: storing may replace one
+        for k in range(trees_i[t, TI_N_LEAVES]):
+            node = leaves[t, k, LI_NODE]
+            n = leaves[t, k, LI_N_ACTIONS]
+            if leaves[t, k, LI_CACHE_SLOT] >= 0 or n == 0 or n > CACHE_MAX_ACTIONS:
+                continue
+            row = t * k_max + k
+            repetition = trees_i[t, TI_REPETITION] if node == 0 else 1
+            slot = _cache_key(nodes_i, t, node, repetition, key) & (keys.shape[0] - 1)
+            _copy_into(keys[slot], key)
+            counts[slot] = n
+            for j in range(n):
+                cached_logits[slot, j] = logits[row, leaf_actions[row, j]]
+            cached_values[slot] = values[row]
 
 
 @njit(cache=True)

@@ -1,15 +1,16 @@
 """`analyse` for the MCTS player: the hops of its turn searched as `MCTSPlayer.choose` does,
 with the visit counts, priors and PV of the trees.
 
-Simulations per searched hop: ``limits.nodes``, else the player's own count. With a time
-budget the first search measures the speed (a short probe of up to `PROBE_SIMULATIONS`)
-and the count is cut to what fits in the budget (at least one simulation for a later hop
-once the time is spent); a search cannot be interrupted, so
-``should_stop`` is polled between hops. The value is the root search value; the WDL is
-the network's own head at the first state; the PV follows the last tree's most-visited
-children past the move. When the move is forced (one legal move from the given state, a
-single hop or a whole chain), the position after it is searched instead, the opponent to
-move, and the value, WDL and PV are reported for the mover: the value of the forced move.
+Budget per searched hop: ``limits.nodes`` simulations, else with ``limits.time_s`` the search
+runs until the move's deadline (a hop that leaves later choices gets half of the time left:
+`tammi_rl.players.mcts.hop_share`), else the player's own setting (its simulations or its
+time per move). ``should_stop`` is polled between network calls (every few milliseconds), so
+a stop ends the search at once with what it has. The value is the root search value; the
+WDL is the network's own head at the first state; the PV follows the last tree's
+most-visited children past the move. When the move is forced (one legal move from the given
+state, a single hop or a whole chain), the position after it is searched instead, the
+opponent to move, and the value, WDL and PV are reported for the mover: the value of the
+forced move.
 """
 
 from __future__ import annotations
@@ -20,59 +21,41 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from tammi_rl.mcts.search import BatchedSearch, MCTSResult, RootState
+from tammi_rl.mcts.search import MCTSResult
 from tammi_rl.players.analysis_common import Analysis, HopStat, SearchLimits, continuing_moves, hop_stat, next_hop
-from tammi_rl.players.mcts import MCTSPlayer
+from tammi_rl.players.mcts import TIMED_SIMULATIONS, MCTSPlayer, hop_share
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move
 
-PROBE_SIMULATIONS = 16
-"""Simulations of the speed probe that a time budget starts with."""
 PV_HOPS = 64
 
 
-def _ensure_capacity(player: MCTSPlayer, simulations: int) -> None:
-    """Grow the player's tree storage when a budget asks for more simulations than it holds."""
-    if simulations > player.search.max_simulations:
-        player.search = BatchedSearch(player.rules, player.cfg, max_trees=1, max_simulations=simulations)
-
-
-def _search(player: MCTSPlayer, game: Game, simulations: int) -> MCTSResult:
-    roots = [RootState.of_game(game)]
-    return player.search.run(roots, player.evaluate, simulations, explore=False, rng=player.rng)[0]
-
-
 class _Budget:
-    """Simulations for each searched hop under the limits (see the module docstring)."""
+    """What each searched hop may spend under the limits (see the module docstring)."""
 
-    def __init__(self, player: MCTSPlayer, limits: SearchLimits, start: float) -> None:
-        self.cap = limits.nodes or player.simulations
-        self.deadline = start + limits.time_s if limits.time_s is not None else None
-        self.rate: float | None = None  # simulations per second, measured
+    def __init__(
+        self, player: MCTSPlayer, limits: SearchLimits, start: float, should_stop: Callable[[], bool] | None
+    ) -> None:
+        seconds = limits.time_s
+        if seconds is None and limits.nodes is None:
+            seconds = player.time_s
+        if limits.nodes is not None:
+            self.cap = limits.nodes
+        elif seconds is not None:
+            self.cap = player.simulations_cap or TIMED_SIMULATIONS
+        else:
+            self.cap = player.simulations
+        self.deadline = start + seconds if seconds is not None else None
+        self.should_stop = should_stop
 
     def search(self, player: MCTSPlayer, game: Game) -> tuple[MCTSResult, int]:
         """Search ``game`` within the budget; the result and the simulations spent."""
-        if self.deadline is None:
-            _ensure_capacity(player, self.cap)
-            return _search(player, game, self.cap), self.cap
-        spent = 0
-        probed: MCTSResult | None = None
-        if self.rate is None:
-            probe = min(self.cap, PROBE_SIMULATIONS)
-            _ensure_capacity(player, probe)
-            tic = time.perf_counter()
-            probed = _search(player, game, probe)
-            self.rate = probe / max(time.perf_counter() - tic, 1e-6)
-            spent = probe
-            if probe >= self.cap:
-                return probed, spent
-        left = self.deadline - time.perf_counter()
-        sims = min(self.cap, int(0.8 * left * self.rate))
-        if probed is not None and sims <= spent:  # the probe is as much as the time allows
-            return probed, spent
-        sims = max(sims, 1)  # a later hop with the time spent: still one simulation (the priors)
-        _ensure_capacity(player, sims)
-        return _search(player, game, sims), spent + sims
+        deadline = None
+        if self.deadline is not None:
+            now = time.perf_counter()
+            deadline = now + hop_share(game) * max(0.0, self.deadline - now)
+        result = player.analyse(game, self.cap, deadline, self.should_stop)
+        return result, result.simulations
 
 
 def _wdl(player: MCTSPlayer, obs: np.ndarray) -> tuple[float, float, float]:
@@ -97,7 +80,7 @@ def analyse_mcts(
 ) -> Analysis:
     """See the module docstring."""
     start = time.perf_counter()
-    budget = _Budget(player, limits, start)
+    budget = _Budget(player, limits, start, should_stop)
     moves = continuing_moves(game)
     if len(moves) == 1:
         return _analyse_forced(player, game, moves[0], budget, start)

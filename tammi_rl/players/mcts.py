@@ -4,20 +4,29 @@
     move = agent.choose(game)
 
 Player spec: ``mcts:checkpoint=PATH`` or ``mcts:model=VARIANT`` (a shipped model), then
-``[,sims=N,algorithm=gumbel|puct,device=auto,runtime=auto|torch|onnx|onnx-int8,threads=T,name=...]``
-and the search constants ``c_puct=F`` (PUCT), ``c_visit=F``, ``c_scale=F``, ``max_actions=N``
-(Gumbel), which replace the checkpoint's own settings;
-the network runs on `tammi_rl.nn.runtime` (``auto``: ONNX Runtime on the CPU, one thread
-by default).
-A turn of several hops (a capture chain) is searched hop by hop; forced hops are played
-without search. Evaluation play is deterministic: no root noise, greedy choice.
+``[,sims=N,time=SECONDS,batch=K,cache=SLOTS,algorithm=gumbel|puct,device=auto,``
+``runtime=auto|torch|onnx|onnx-int8,threads=T,name=...]`` and the search constants
+``c_puct=F`` (PUCT), ``c_visit=F``, ``c_scale=F``, ``max_actions=N`` (Gumbel), which replace
+the checkpoint's own settings; the network runs on `tammi_rl.nn.runtime`, one thread by
+default (a player's ``auto`` is 8-bit ONNX Runtime on the CPU, `PLAYER_CPU_RUNTIME`, and
+torch on a GPU).
+
+``sims`` counts simulations per searched hop (default 64); ``time`` searches each move until
+its deadline instead (``sims``, when given too, caps each hop). ``batch`` leaves of the one
+tree go to the network together, spread by virtual loss (`tammi_rl.mcts.tree`); ``cache``
+keeps that many evaluations (positions seen again, in this search or a later one, cost no
+network call). A turn of several hops (a capture chain) is searched hop by hop: on the clock,
+a hop that leaves later choices gets half of the move's remaining time; forced hops are
+played without search. Evaluation play is deterministic: no root noise, greedy choice.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,8 +37,10 @@ from tammi_rl.mcts.search import BatchedSearch, MCTSResult, RootState
 from tammi_rl.nn.model import resolve_device
 from tammi_rl.nn.runtime import RUNTIMES, make_runtime, resolve_runtime
 from tammi_rl.nn.saved import load_network
+from tammi_rl.players.analysis_common import continuing_moves
 from tammi_rl.players.spec import (
     PlayerSpecError,
+    float_option,
     int_option,
     nonnegative_option,
     positive_option,
@@ -41,9 +52,37 @@ from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move
 from tammi_rl.store.shipped import ShippedModelError, shipped_model
 
+PLAYER_CPU_RUNTIME = "onnx-int8"
+"""What ``runtime=auto`` runs a player's network with on the CPU: at play, 16 leaves a call
+with the cache, 8 bits made 4.3x the simulations per second of the one-leaf float32 player
+against about 2.8x in float32 (`tammi_rl.benchmarks.bench_player`, docs/benchmarks.md)."""
+LEAVES_PER_CALL = 16
+"""Leaves of the one tree per network call: measured in `tammi_rl.benchmarks.bench_player`
+(docs/benchmarks.md); 1 is the strictly sequential search."""
+CACHE_SLOTS = 1 << 16
+"""Evaluations a player keeps (about 25 MB): a game of 800-simulation searches fits."""
+TIMED_SIMULATIONS = 400_000
+"""Most simulations of one hop's search on the clock (its tree's memory, about 0.5 GB)."""
+TIMED_POOL = 4096
+"""Simulations the tree storage of a timed player starts with; it grows on demand."""
+
+
+def hop_share(game: Game) -> float:
+    """The share of a move's remaining time for the next searched hop of ``game``: all of it
+    when no later hop of this turn can be a choice, else half (the rest is for those)."""
+    done = max(0, len(game.chain_path()) - 1)  # hops played this turn
+    later: dict[int, set[tuple[int, ...]]] = {}
+    for move in continuing_moves(game):
+        later.setdefault(move.path[done + 1], set()).add(tuple(move.path[done + 1 :]))
+    return 0.5 if any(len(rest) > 1 for rest in later.values()) else 1.0
+
 
 class MCTSPlayer:
-    """Chooses moves by batched MCTS (one tree) guided by a policy-value network."""
+    """Chooses moves by batched MCTS (one tree) guided by a policy-value network.
+
+    ``simulations`` per searched hop, or ``time_s`` seconds per move (``simulations`` then
+    caps each hop only when ``simulations_cap`` is set); ``leaves_per_call`` leaves of the
+    tree per network call; ``cache_slots`` evaluations remembered (0: none)."""
 
     def __init__(
         self,
@@ -56,17 +95,30 @@ class MCTSPlayer:
         seed: int | None = None,
         runtime: str = "auto",
         threads: int = 1,
+        time_s: float | None = None,
+        leaves_per_call: int = LEAVES_PER_CALL,
+        cache_slots: int = CACHE_SLOTS,
+        simulations_cap: int | None = None,
     ) -> None:
+        if time_s is not None and not time_s > 0:
+            raise ValueError(f"time_s must be > 0 seconds, got {time_s}")
         self.rules = rules
         self.device = torch.device(device)
         self.model = model.to(self.device).eval()
         self.cfg = dataclasses.replace(mcts or MCTSConfig(), simulations=simulations)
         self.simulations = simulations
-        self.search = BatchedSearch(rules, self.cfg, max_trees=1, max_simulations=simulations)
+        self.time_s = time_s
+        self.simulations_cap = simulations_cap
+        pool = TIMED_POOL if time_s is not None else simulations
+        self.search = BatchedSearch(rules, self.cfg, 1, pool, leaves_per_call=leaves_per_call, cache_slots=cache_slots)
+        if runtime == "auto" and self.device.type == "cpu":
+            runtime = PLAYER_CPU_RUNTIME
         self.runtime = make_runtime(self.model, self.device, runtime, threads)
         self.evaluate = self.runtime.evaluate
         self.rng = np.random.default_rng(seed)
-        self.name = name or f"mcts:sims={simulations}"
+        if name is None:
+            name = f"mcts:time={time_s:g}" if time_s is not None else f"mcts:sims={simulations}"
+        self.name = name
         self.last_results: list[MCTSResult] = []
         """The searches of the last `choose` call, one per searched hop (for inspection)."""
 
@@ -74,10 +126,30 @@ class MCTSPlayer:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
-    def analyse(self, game: Game) -> MCTSResult:
-        """Search the current state (mid-chain: after the hops played) without playing anything."""
+    def budget(self) -> int:
+        """Simulations one hop's search may make: the count, or on the clock the cap."""
+        if self.time_s is None:
+            return self.simulations
+        return self.simulations_cap or TIMED_SIMULATIONS
+
+    def analyse(
+        self,
+        game: Game,
+        simulations: int | None = None,
+        deadline: float | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> MCTSResult:
+        """Search the current state (mid-chain: after the hops played) without playing anything:
+        ``simulations`` (default: the player's) until ``deadline`` (`time.perf_counter` seconds)
+        or ``should_stop()``."""
         results = self.search.run(
-            [RootState.of_game(game)], self.evaluate, self.simulations, explore=False, rng=self.rng
+            [RootState.of_game(game)],
+            self.evaluate,
+            simulations or self.budget(),
+            explore=False,
+            rng=self.rng,
+            deadline=deadline,
+            should_stop=should_stop,
         )
         return results[0]
 
@@ -85,6 +157,7 @@ class MCTSPlayer:
         """Search each hop of the turn on a copy of ``game``; return the whole move."""
         if game.is_over:
             raise ValueError("MCTSPlayer.choose called on a finished game")
+        move_deadline = None if self.time_s is None else time.perf_counter() + self.time_s
         turn = game.copy()
         self.last_results = []
         while True:
@@ -92,7 +165,11 @@ class MCTSPlayer:
             if len(legal) == 1:
                 action = legal[0]
             else:
-                result = self.analyse(turn)
+                deadline = None
+                if move_deadline is not None:
+                    now = time.perf_counter()
+                    deadline = now + hop_share(turn) * max(0.0, move_deadline - now)
+                result = self.analyse(turn, deadline=deadline)
                 self.last_results.append(result)
                 action = result.action
             move = turn.play_hop(action)
@@ -110,13 +187,17 @@ def load_agent(
     runtime: str = "auto",
     threads: int = 1,
     search: dict[str, Any] | None = None,
+    time_s: float | None = None,
+    leaves_per_call: int = LEAVES_PER_CALL,
+    cache_slots: int = CACHE_SLOTS,
+    simulations_cap: int | None = None,
 ) -> MCTSPlayer:
     """An `MCTSPlayer` with the network of a checkpoint file or run directory.
 
     The search settings are the checkpoint's (its run's ``mcts`` section, searching with its
     ``eval`` play settings: PUCT, and forced hops searched like any hop, unless the run said
     otherwise); ``algorithm`` and ``search`` (`MCTSConfig` field -> value, e.g.
-    ``{"c_puct": 2.5}``) replace some of them.
+    ``{"c_puct": 2.5}``) replace some of them. The rest are `MCTSPlayer`'s.
     """
     saved = load_network(checkpoint, rules)
     mcts = dataclasses.replace(saved.mcts, algorithm=algorithm) if algorithm else saved.mcts
@@ -132,7 +213,17 @@ def load_agent(
         name=name or f"mcts:{path.name}",
         runtime=runtime,
         threads=threads,
+        time_s=time_s,
+        leaves_per_call=leaves_per_call,
+        cache_slots=cache_slots,
+        simulations_cap=simulations_cap,
     )
+
+
+MAX_BATCH = 256
+"""Largest ``batch`` a spec may ask for."""
+MAX_CACHE = 1 << 22
+"""Largest ``cache`` a spec may ask for (about 1.6 GB)."""
 
 
 def _at_least_one(spec: str, key: str, value: str) -> int:
@@ -179,7 +270,8 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
     reject_unknown(
         spec,
         options,
-        {"checkpoint", "model", "sims", "algorithm", "device", "runtime", "threads", "name"} | set(SEARCH_OPTIONS),
+        {"checkpoint", "model", "sims", "time", "batch", "cache", "algorithm", "device", "runtime", "threads", "name"}
+        | set(SEARCH_OPTIONS),
     )
     if ("checkpoint" in options) == ("model" in options):
         raise PlayerSpecError(
@@ -194,6 +286,13 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
     else:
         checkpoint = options["checkpoint"]
     sims = int_option(spec, "sims", options["sims"], 1) if "sims" in options else 64
+    time_s = float_option(spec, "time", options["time"]) if "time" in options else None
+    batch = int_option(spec, "batch", options["batch"], 1) if "batch" in options else LEAVES_PER_CALL
+    if batch > MAX_BATCH:
+        raise PlayerSpecError(f"player spec {spec!r}: batch must be <= {MAX_BATCH}, got {batch}")
+    cache = int_option(spec, "cache", options["cache"], 0) if "cache" in options else CACHE_SLOTS
+    if cache & (cache - 1) or cache > MAX_CACHE:
+        raise PlayerSpecError(f"player spec {spec!r}: cache must be 0 or a power of two up to {MAX_CACHE}, got {cache}")
     algorithm = options.get("algorithm")
     if algorithm is not None and algorithm not in SEARCH_ALGORITHMS:
         raise PlayerSpecError(
@@ -215,4 +314,9 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
         field: parse(spec, key, options[key]) for key, (field, parse) in SEARCH_OPTIONS.items() if key in options
     }
     name = options.get("name") or (f"mcts:model={options['model']}" if "model" in options else None)
-    return load_agent(rules, checkpoint, sims, device, algorithm, name, runtime, threads, search)
+    if "name" not in options and time_s is not None:
+        name = f"{name or 'mcts:' + Path(checkpoint).name},time={time_s:g}"
+    cap = sims if "sims" in options and time_s is not None else None
+    return load_agent(
+        rules, checkpoint, sims, device, algorithm, name, runtime, threads, search, time_s, batch, cache, cap
+    )
