@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -43,6 +44,13 @@ class EvalResult:
         return text if self.elo is None else f"{text} Elo {self.elo:+.0f}±{self.elo_error:.0f}"
 
 
+def ladder_search(device: torch.device) -> dict[str, Any]:
+    """How in-training matches search: one leaf per network call in float32 (ONNX Runtime on
+    the CPU), as every ladder before 8-bit batched play did, so ladders of old and new runs
+    compare (the evaluation cache changes no result of a one-leaf search; it only saves time)."""
+    return {"leaves_per_call": 1, "runtime": "onnx" if device.type == "cpu" else "auto"}
+
+
 def evaluate_vs_alphabeta(
     rules: Rules,
     model: nn.Module,
@@ -58,7 +66,9 @@ def evaluate_vs_alphabeta(
     means the random player (a sanity floor), any other depth alpha-beta at that depth.
     """
     net = copy.deepcopy(model).to(device).eval()
-    agent = MCTSPlayer(rules, net, cfg.simulations, device, mcts=mcts, name="network", seed=seed)
+    agent = MCTSPlayer(
+        rules, net, cfg.simulations, device, mcts=mcts, name="network", seed=seed, **ladder_search(device)
+    )
     scores: dict[int, float] = {}
     wdl: dict[int, tuple[int, int, int]] = {}
     records = []
@@ -98,7 +108,14 @@ def gate_vs_incumbent(
     """
     players = [
         MCTSPlayer(
-            rules, copy.deepcopy(net).to(device).eval(), cfg.simulations, device, mcts=mcts, name=name, seed=seed
+            rules,
+            copy.deepcopy(net).to(device).eval(),
+            cfg.simulations,
+            device,
+            mcts=mcts,
+            name=name,
+            seed=seed,
+            **ladder_search(device),
         )
         for net, name in ((candidate, "candidate"), (incumbent, "incumbent"))
     ]
