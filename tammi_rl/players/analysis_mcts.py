@@ -59,10 +59,19 @@ class _Budget:
 
 
 def _wdl(player: MCTSPlayer, obs: np.ndarray) -> tuple[float, float, float]:
-    """The network's win/draw/loss probabilities for the side to move at ``obs``."""
-    with torch.inference_mode():
-        _, wdl = player.model(torch.from_numpy(obs[None]).to(player.device))
-        p = wdl.float().softmax(-1)[0].cpu().tolist()
+    """The network's win/draw/loss probabilities for the side to move at ``obs``.
+
+    One small forward in torch on one thread: with torch's default pool of a thread per core,
+    a busy machine made this single position take 0.3-0.7 s (threads waiting for each other),
+    which a ``stop`` answered after the search would pay for."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.inference_mode():
+            _, wdl = player.model(torch.from_numpy(obs[None]).to(player.device))
+            p = wdl.float().softmax(-1)[0].cpu().tolist()
+    finally:
+        torch.set_num_threads(threads)
     return (float(p[0]), float(p[1]), float(p[2]))
 
 

@@ -63,6 +63,9 @@ CACHE_SLOTS = 1 << 16
 """Evaluations a player keeps (about 25 MB): a game of 800-simulation searches fits."""
 TIMED_SIMULATIONS = 400_000
 """Most simulations of one hop's search on the clock (its tree's memory, about 0.5 GB)."""
+WARM_UP_SIMULATIONS = 320
+"""Simulations of `MCTSPlayer.warm_up`: more network positions than the 8-bit runtime
+calibrates on (256)."""
 TIMED_POOL = 4096
 """Simulations the tree storage of a timed player starts with; it grows on demand."""
 
@@ -116,6 +119,7 @@ class MCTSPlayer:
         self.runtime = make_runtime(self.model, self.device, runtime, threads)
         self.evaluate = self.runtime.evaluate
         self.rng = np.random.default_rng(seed)
+        self.warm_up()
         if name is None:
             name = f"mcts:time={time_s:g}" if time_s is not None else f"mcts:sims={simulations}"
         self.name = name
@@ -125,6 +129,16 @@ class MCTSPlayer:
     def new_game(self, seed: int | None = None) -> None:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
+
+    def warm_up(self) -> None:
+        """Search the start position once with a throwaway tree, so that no move pays for the
+        first calls: the search kernels load, the runtime builds its session and, in 8 bits,
+        calibrates and quantizes (which costs about 0.3 s and would otherwise land inside a
+        move on the clock). The player's own tree, cache and random generator are untouched."""
+        search = BatchedSearch(self.rules, self.cfg, 1, WARM_UP_SIMULATIONS, leaves_per_call=LEAVES_PER_CALL)
+        root = [RootState.of_game(Game(self.rules))]
+        search.run(root, self.evaluate, WARM_UP_SIMULATIONS, explore=False, rng=np.random.default_rng(0))
+        search.run(root, self.evaluate, 2, explore=False, rng=np.random.default_rng(0))  # the first 8-bit call
 
     def budget(self) -> int:
         """Simulations one hop's search may make: the count, or on the clock the cap."""
