@@ -22,8 +22,10 @@ What the search does:
   handed in, since the last irreversible move) scores 0. This is cheaper than the
   game's threefold rule and makes the search avoid or seek repetition one cycle early.
   The variants' move-count draw rules are not modelled inside the search.
-* a node budget: past ``node_limit`` nodes the iteration is abandoned (``aborted``),
-  which is how the driver keeps to a time limit.
+* a node budget: past ``node_limit`` nodes the iteration is abandoned (``aborted``); it
+  then returns the best root move resolved so far (or -1), which the driver uses when
+  the clock runs out mid-iteration. The driver searches in node slices and checks its
+  deadline between them.
 
 At the root, a ``margin`` > 0 lowers the window so every root move scoring within
 ``margin`` of the best gets an exact score in ``root_scores`` (used to randomise among
@@ -160,7 +162,9 @@ def search_iteration(
     ``path[:n_hist]`` holds the Zobrist keys of the game positions since the last
     irreversible move (root excluded); the search writes its own path after them.
     Returns ``(score, best move row, nodes, aborted)``; the move row indexes
-    `generate_moves` order for the root. ``extend_forced`` 1 turns on the forced-move
+    `generate_moves` order for the root. An aborted iteration returns the best root move
+    whose full-window score it completed (its first move, then any that beat it), or row
+    -1 when none was. ``extend_forced`` 1 turns on the forced-move
     extension. ``root_scores[i]`` receives each root move's
     score (exact within the margin window, else an upper bound).
     """
@@ -176,6 +180,8 @@ def search_iteration(
     ist[0, ALPHA] = -INF
     ist[0, BETA] = INF
     ist[0, IRREV] = 0
+    ist[0, BEST] = -INF
+    ist[0, BIDX] = -1
     nodes = 0
     p = 0
     ret = 0
@@ -184,7 +190,7 @@ def search_iteration(
         if mode == _ENTER:
             nodes += 1
             if nodes > node_limit:
-                return 0, -1, nodes, True
+                return ist[0, BEST], ist[0, BIDX], nodes, True
             h = path[base + p]
             mw, kw, mb, kb, side = pos[p, 0], pos[p, 1], pos[p, 2], pos[p, 3], pos[p, 4]
             d = ist[p, DEP]

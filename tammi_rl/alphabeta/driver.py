@@ -6,8 +6,12 @@
 
 Each depth is one call of the compiled `core.search_iteration`; the transposition
 table, killers and history persist between depths and between moves of a game
-(`new_game` clears them). A time limit is kept by giving every iteration a node budget
-from the measured speed; an abandoned iteration is discarded.
+(`new_game` clears them). A time limit is a deadline: with one (or with ``should_stop``)
+every depth is searched in node slices of about `POLL_SECONDS` at the measured speed,
+and the clock is read between slices, so the search deepens until the deadline and
+overruns it by at most about one slice. When the time runs out mid-depth, the best root
+move that depth has resolved (its first move is the last depth's best) is played; the
+reported depth stays the last completed one.
 
 Determinism: with a depth or node limit (no time limit) the result depends only on the
 position, the history and the search state, so a seeded player replays the same game.
@@ -31,10 +35,15 @@ from tammi_rl.rules.position import Move, Position
 
 MAX_DEPTH = core.MAX_PLY // 2
 MIN_SLICE = 2_000
-"""Fewest nodes in a slice between ``should_stop`` polls."""
-POLL_SECONDS = 0.05
-"""With ``should_stop``, an iteration runs in node slices of at most about this long (at the
-measured speed) between polls; an interrupted slice's work stays in the transposition table."""
+"""Fewest nodes in a slice between deadline checks and ``should_stop`` polls."""
+POLL_SECONDS = 0.02
+"""With a time limit or ``should_stop``, an iteration runs in node slices of about this long
+(at the measured speed) between checks; an interrupted slice's work stays in the
+transposition table, so the next slice of the same depth goes on nearly where it stopped."""
+GUESS_NPS = 5e5
+"""Nodes per second assumed until a slice or an iteration lasts long enough to measure."""
+RATE_MIN_SECONDS = 2e-3
+"""A call shorter than this (often one the transposition table answers) does not set the speed."""
 
 
 @dataclass(frozen=True)
@@ -145,7 +154,8 @@ class AlphaBeta:
 
         ``depth``, ``time_limit`` and ``nodes`` override the config's limits for this call.
         ``should_stop`` (polled about every `POLL_SECONDS` once depth 1 is done) ends the
-        search early with the deepest completed iteration; ``on_iteration`` receives the
+        search early with the deepest completed iteration (or the best root move the
+        unfinished one resolved, as the deadline does); ``on_iteration`` receives the
         result of each completed depth (for progress reports such as Hub ``info`` lines).
         """
         start = time.perf_counter()
@@ -160,6 +170,7 @@ class AlphaBeta:
         max_depth = MAX_DEPTH if depth is None else depth
         node_cap = nodes if nodes is not None else 1 << 62
         deadline = start + time_limit if time_limit is not None else None
+        sliced = deadline is not None or should_stop is not None
 
         path = np.zeros(len(history) + core.MAX_PLY + 2, dtype=np.int64)
         for i, pos in enumerate(history):
@@ -169,24 +180,28 @@ class AlphaBeta:
         t = self.tables
         total = 0
         best: tuple[int, int, int, np.ndarray] | None = None
-        nps = 3e5
-        chunk = int(POLL_SECONDS * nps)
+        partial: tuple[int, int, np.ndarray] | None = None  # the unfinished depth's best root move so far
+        rate = GUESS_NPS
         d = 1
         while d <= max_depth:
             limit = node_cap - total
-            if deadline is not None:
-                now = time.perf_counter()
-                limit = min(limit, int(max(deadline - now, 0.0) * nps * 0.9))
-                if best is not None and limit <= 0:
-                    break
+            polled = False
             if best is None:
                 limit = max(limit, 1 << 62)  # always finish depth 1
-            polled = False
-            if should_stop is not None and best is not None:
-                if should_stop():
+            elif sliced:
+                if limit <= 0 or (should_stop is not None and should_stop()):
                     break
-                if chunk < limit:  # search in slices so that a stop request is seen soon
-                    limit, polled = chunk, True
+                if deadline is not None:
+                    left = deadline - time.perf_counter()
+                    if left <= 0:
+                        break
+                    piece = int(min(POLL_SECONDS, left) * rate)
+                else:
+                    piece = int(POLL_SECONDS * rate)
+                piece = max(piece, MIN_SLICE)
+                if piece < limit:  # a slice: the deadline and stop requests are checked between slices
+                    limit, polled = piece, True
+            tic = time.perf_counter()
             score, idx, n, aborted = core.search_iteration(
                 root,
                 d,
@@ -212,22 +227,26 @@ class AlphaBeta:
                 self.root_scores,
             )
             total += int(n)
+            took = time.perf_counter() - tic
+            if took > RATE_MIN_SECONDS:  # long enough to measure the speed (iterations the TT answers are not)
+                rate = int(n) / took
             elapsed = time.perf_counter() - start
-            if elapsed > 1e-3:
-                nps = max(total / elapsed, 1e4)
             if aborted:
+                if idx >= 0 and best is not None:
+                    partial = (int(score), int(idx), self.root_scores[: len(moves)].copy())
                 if polled:  # only the slice ran out: search this depth on (the TT keeps the work done)
-                    chunk = min(2 * chunk, max(int(POLL_SECONDS * nps), MIN_SLICE))
                     continue
                 break
+            partial = None
             best = (int(score), int(idx), d, self.root_scores[: len(moves)].copy())
             if on_iteration is not None:
                 on_iteration(AlphaBetaResult(moves[idx], int(score), d, total, elapsed, (moves[idx],)))
             if abs(score) > core.MATE_BOUND:
                 break
-            if time_limit is not None and elapsed > 0.6 * time_limit:
-                break  # the next iteration would most likely not finish
             d += 1
+        assert best is not None
+        if partial is not None:  # the clock ran out mid-depth: the deeper search's best resolved move
+            best = (partial[0], partial[1], best[2], partial[2])
         assert best is not None
         score, idx, reached, root_scores = best
         chosen = idx
