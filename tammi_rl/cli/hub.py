@@ -7,6 +7,7 @@ tammi-rl hub --player alphabeta:depth=8       # any player spec
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from tammi_rl.hub import HUB_VARIANTS, HubEngine
@@ -28,6 +29,13 @@ def add_hub_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_hub(args: argparse.Namespace) -> int:
-    """Serve the Hub protocol until ``quit`` or the end of input."""
+    """Serve the Hub protocol until ``quit`` or the end of input. After ``quit`` the process
+    exits at once, even while a search is still winding down (it would only answer ``done``
+    to a GUI that has gone)."""
     engine = HubEngine(args.player, sys.stdout, args.variant)
-    return engine.run(iter(sys.stdin.readline, ""))
+    status = engine.run(iter(sys.stdin.readline, ""))
+    if engine.searching():  # only after quit: the end of input waits for the search
+        engine.flush_and_lock()
+        sys.stderr.flush()
+        os._exit(status)
+    return status

@@ -1,11 +1,17 @@
 """The Hub engine: its state between commands and the command loop (`HubEngine.run`).
 
-A search runs on its own thread, so ``ping`` is answered and ``stop`` and ``ponder-hit``
-are read while it runs. ``stop`` is honoured at the next poll: about every 50 ms inside
-an alpha-beta search, between hops for MCTS (one MCTS search of a hop cannot be
-interrupted; its budget bounds it). ``go ponder`` searches without a clock until
-``ponder-hit`` (then the level's time runs from that moment) or ``stop``; a depth or
-node level ends it earlier, which the protocol allows (the GUI keeps the answer).
+A search runs on its own (daemon) thread, so ``ping`` is answered and ``stop`` and
+``ponder-hit`` are read while it runs. The level's time (``move-time``, or a share of
+``time``/``inc``/``moves``) is the search's deadline for every kind of player;
+``stop`` is honoured at the next poll (about every 20 ms inside an alpha-beta search;
+between network calls for MCTS) and answered with ``done``. ``level infinite`` searches
+until ``stop``: a search that ends sooner (alpha-beta at its deepest depth, a depth or
+node level) holds its ``done`` until then. ``go ponder`` searches without a clock until
+``ponder-hit`` (then the level's time runs from that moment) or ``stop``, and holds its
+``done`` likewise until one of them comes. ``quit`` asks the search to stop and returns
+at once, without waiting for it (`tammi_rl.cli.hub` then exits the process); the end of
+the input stops the search and waits for its ``done``. ``init`` also runs one tiny
+search, so loading the compiled code is not charged to the first move's clock.
 Every bad line is answered with ``error message="..."`` and the engine reads on; a
 refused ``go`` (no position, a finished game) is also answered ``done move=""`` (no move),
 so a GUI waiting for ``done`` never blocks. ``pos`` without ``pos=`` (or ``pos start``) is
@@ -18,6 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TextIO
 
 from tammi_rl import __version__
@@ -25,6 +32,7 @@ from tammi_rl.hub.level import INFINITE_S, HubLevelError, Level
 from tammi_rl.hub.notation import HubNotation, HubNotationError
 from tammi_rl.hub.protocol import HubCommand, HubProtocolError, format_line, parse_line
 from tammi_rl.players import HumanPlayer, Player, PlayerSpecError, parse_player_spec
+from tammi_rl.players.alphabeta import AlphaBetaPlayer
 from tammi_rl.players.analysis import Analysis, SearchLimits, analyse, value_to_men
 from tammi_rl.players.defaults import default_player_spec
 from tammi_rl.rules.engine import Rules
@@ -46,6 +54,16 @@ DEFAULT_PLAYER = "default"
 COMMANDS = ("hub", "set-param", "init", "pos", "level", "go", "stop", "ponder-hit", "new-game", "ping", "quit")
 SEARCH_COMMANDS = ("ping", "stop", "ponder-hit", "quit")
 """What is read while a search runs; any other known command first stops the search."""
+HOLD_POLL_S = 0.005
+"""How often a finished search holding its ``done`` (infinite, ponder) looks for ``ponder-hit``."""
+
+
+@dataclass(frozen=True)
+class _Hold:
+    """What a search's ``done`` waits for once the search has ended (see `HubEngine._held`)."""
+
+    infinite: bool
+    ponder: bool
 
 
 class HubEngine:
@@ -67,6 +85,8 @@ class HubEngine:
         self._ponder_hit: float | None = None
         self._ponder_budget: float | None = None
         self._last_info = ""
+        self.quitting = False
+        """Set by ``quit``: the search (if any) was asked to stop and is not waited for."""
 
     # --- output ------------------------------------------------------------------------
     def send(self, command: str, *flags: str, **args: object) -> None:
@@ -83,12 +103,25 @@ class HubEngine:
 
     # --- the loop ----------------------------------------------------------------------
     def run(self, lines: Iterable[str]) -> int:
-        """Read commands until ``quit`` or the end of input; returns the exit status (0)."""
+        """Read commands until ``quit`` or the end of input; returns the exit status (0).
+        After ``quit`` a running search is left to stop by itself (see `searching`)."""
         for line in lines:
             if not self.handle(line):
                 break
-        self._finish_search(stop=True)
+        if not self.quitting:
+            self._finish_search(stop=True)
         return 0
+
+    def searching(self) -> bool:
+        """Whether a search thread is still running (after ``quit``: one that was not waited for)."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    def flush_and_lock(self) -> None:
+        """Flush the output and hold its lock for good: no line is half-written when the
+        process exits under a search thread that is still running."""
+        self._lock.acquire()
+        self.out.flush()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the running search (if any) has answered ``done``, at most ``timeout``
@@ -148,7 +181,7 @@ class HubEngine:
 
     def _cmd_init(self, command: HubCommand) -> None:
         try:
-            self._ensure_player()
+            self._warm_up(self._ensure_player())
         except TammiError as exc:  # say why, and stay ready for a set-param that fixes it
             self.error(str(exc))
         self.send("ready")
@@ -205,8 +238,9 @@ class HubEngine:
         if ponder:  # no clock until ponder-hit: search on, then the level's time from the hit
             self._ponder_budget = limits.time_s
             limits = SearchLimits(time_s=INFINITE_S, depth=limits.depth, nodes=limits.nodes)
+        hold = _Hold(infinite=self.level.infinite, ponder=ponder)
         game = game.copy()
-        self._thread = threading.Thread(target=self._search, args=(player, game, limits), daemon=True)
+        self._thread = threading.Thread(target=self._search, args=(player, game, limits, hold), daemon=True)
         self._thread.start()
 
     def _cmd_stop(self, command: HubCommand) -> None:
@@ -225,7 +259,8 @@ class HubEngine:
         self.send("pong")
 
     def _cmd_quit(self, command: HubCommand) -> bool:
-        self._finish_search(stop=True)
+        self._stop.set()  # the search ends at its next poll; nobody waits for it
+        self.quitting = True
         return False
 
     # --- state -------------------------------------------------------------------------
@@ -254,6 +289,16 @@ class HubEngine:
         self.rules, self.notation, self.player = rules, HubNotation(rules), player
         return player
 
+    def _warm_up(self, player: Player) -> None:
+        """One tiny search, so the compiled code (alpha-beta) or the network (MCTS) is loaded
+        before the first move's clock runs; then the player forgets it."""
+        mcts = sys.modules.get("tammi_rl.players.mcts")
+        if not (isinstance(player, AlphaBetaPlayer) or (mcts is not None and isinstance(player, mcts.MCTSPlayer))):
+            return
+        assert self.rules is not None
+        analyse(player, Game(self.rules), SearchLimits(depth=1, nodes=1))
+        player.new_game()
+
     # --- searching ---------------------------------------------------------------------
     def _should_stop(self) -> bool:
         if self._stop.is_set():
@@ -272,7 +317,14 @@ class HubEngine:
         thread.join()
         self._thread = None
 
-    def _search(self, player: Player, game: Game, limits: SearchLimits) -> None:
+    def _held(self, hold: _Hold) -> bool:
+        """Whether ``done`` must still wait: under ``level infinite`` until ``stop``, while
+        pondering until ``ponder-hit`` or ``stop``."""
+        if self._stop.is_set():
+            return False
+        return hold.infinite or (hold.ponder and self._ponder_hit is None)
+
+    def _search(self, player: Player, game: Game, limits: SearchLimits, hold: _Hold) -> None:
         """Thread body: analyse, report ``info``, answer ``done`` (always, even after an error)."""
         assert self.notation is not None
         notation = self.notation
@@ -283,6 +335,8 @@ class HubEngine:
             self.send("done", move=notation.format_move(game.legal_moves()[0]))
             return
         self._info(analysis)
+        while self._held(hold):
+            self._stop.wait(HOLD_POLL_S)
         ponder = notation.format_move(analysis.pv[1]) if len(analysis.pv) > 1 else None
         self.send("done", move=notation.format_move(analysis.move), ponder=ponder)
 

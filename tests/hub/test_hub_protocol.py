@@ -246,7 +246,7 @@ def test_the_hub_command_serves_stdin() -> None:
     script = f"hub\nset-param name=variant value=brazilian\ninit\npos pos={RUSSIAN_START}\nlevel depth=2\ngo think\n"
     done = subprocess.run(
         [sys.executable, "-m", "tammi_rl.cli", "hub", "--player", "alphabeta:depth=2"],
-        input=script + "frob\nquit\n",
+        input=script + "frob\nstop\nquit\n",  # stop waits for done; quit would not
         capture_output=True,
         text=True,
         timeout=120,

@@ -1,7 +1,8 @@
 """A Hub client tammi-rl did not write, pydraughts' `HubEngine`, plays full games against
 `tammi-rl hub`: 10 Russian and 10 International games (and 4 Brazilian), the engine against pydraughts'
 own random legal moves, colours alternating, every engine move asked for by
-`HubEngine.play(board)` as a bot would, with no conversion.
+`HubEngine.play(board)` as a bot would, with no conversion. One more game on a move time
+checks that the engine spends it (`test_pydraughts_move_time_is_spent`).
 
 Every move the engine returns must parse as a legal move of pydraughts' board and of
 tammi-rl's rules; after every ply pydraughts' Hub position must be the position tammi-rl's
@@ -151,3 +152,45 @@ def test_pydraughts_gets_done_after_a_refused_go(caplog: pytest.LogCaptureFixtur
         engine.close()
     unexpected = [r.getMessage() for r in caplog.records if r.name == "pydraughts"]
     assert len(unexpected) == 1 and "is over" in unexpected[0]
+
+
+MOVE_TIME_S = 0.3
+
+
+def test_pydraughts_move_time_is_spent(caplog: pytest.LogCaptureFixture) -> None:
+    """Alpha-beta under ``level move-time`` (what `Limit(movetime=...)` sends) uses most of
+    each move's time on the moves that are neither forced nor proven, and never much more.
+    A node cap guessed from the speed of depths the transposition table answered once cut
+    such searches to 0.01-0.03 s."""
+    caplog.set_level(logging.WARNING, logger="pydraughts")
+    command = [*COMMAND[:-1], "alphabeta"]
+    engine = _WatchedEngine(command)
+    rng = random.Random(3)
+    spent: list[float] = []
+    try:
+        engine.setoption("variant", "russian")
+        engine.init()
+        board = draughts.Board(variant="russian")
+        while not board.is_over() and len(spent) < 10 and len(board.move_stack) < MAX_PLIES:
+            if board.turn == draughts.WHITE:
+                forced = len(board.legal_moves()) == 1
+                tic = time.perf_counter()
+                result = engine.play(board, Limit(movetime=MOVE_TIME_S), ponder=False)
+                seconds = time.perf_counter() - tic
+                proven = "win" in (result.info.get("score") or {})
+                if not forced and not proven:
+                    spent.append(seconds)
+                move = result.move
+            else:
+                move = rng.choice(board.legal_moves())
+            board.push(move)
+        engine.quit()
+        engine.p.wait(timeout=30)
+    finally:
+        engine.close()
+    assert [r.getMessage() for r in caplog.records if r.name == "pydraughts"] == []
+    assert len(spent) >= 5, spent
+    print(f"move-time {MOVE_TIME_S}: unforced moves took " + " ".join(f"{s:.3f}" for s in spent))
+    assert sum(spent) / len(spent) > 0.6 * MOVE_TIME_S, spent  # generous: about 0.9 of it is used
+    assert min(spent) > 0.3 * MOVE_TIME_S, spent  # the cut searches took 0.02-0.04 s of 0.3
+    assert max(spent) < MOVE_TIME_S + 1.0, spent
