@@ -18,6 +18,12 @@ inside the installed package (`tammi_rl.cli.outputs`).
 ``--vs`` takes player specs (`tammi_rl.players`); a comma-separated list of bare values
 repeats the option before it, so ``alphabeta:depth=1,2,4`` means three opponents.
 ``--vs`` may be given several times (``--vs random --vs alphabeta:depth=2``).
+
+``--time SECONDS`` (both commands) sets a time per move for both sides: ``time=SECONDS``
+is added to every spec of a kind that searches on the clock (`TIMED_KINDS`) and sets no
+``time`` of its own, and ``eval``'s agent searches each move until that deadline
+(``--sims``, when given too, caps each hop). A spec's own ``depth``/``sims`` still caps its
+search. The time per move is printed and written to the summary and the PDN ``Event``.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -35,11 +42,45 @@ from tammi_rl.eval.arena import Arena, match_row
 from tammi_rl.eval.elo import fit_elo
 from tammi_rl.eval.match import DEFAULT_MAX_PLIES, MatchGame, MatchResult, match_pdn, run_match
 from tammi_rl.eval.openings import load_openings, read_openings
-from tammi_rl.players import PlayerSpecError, parse_player_spec
+from tammi_rl.players import PlayerSpec, PlayerSpecError, parse_player_spec
+from tammi_rl.players.spec import MAX_SECONDS
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
 
 DEFAULT_VS = "alphabeta:depth=1,2,4,6"
+DEFAULT_SIMS = 64
+TIMED_KINDS = ("alphabeta", "ab", "mcts", "hub")
+"""Player kinds whose specs take ``time=SECONDS`` (a time per move), which ``--time`` sets."""
+
+
+def with_time(text: str, seconds: float | None) -> str:
+    """``text`` with ``time=seconds`` added when its kind searches on the clock and it sets no
+    time of its own (any other spec, or ``seconds`` None: ``text`` unchanged)."""
+    if seconds is None:
+        return text
+    spec = PlayerSpec.parse(text)
+    if spec.kind not in TIMED_KINDS or "time" in spec.options:
+        return text
+    body = text.strip().rstrip(",")
+    if ":" not in body:
+        return f"{body}:time={seconds}"
+    return f"{body}{'' if body.endswith(':') else ','}time={seconds}"
+
+
+def check_time(seconds: float | None) -> None:
+    """A `TammiError` unless ``--time`` is unset or a finite number of seconds > 0."""
+    if seconds is not None and not (0 < seconds <= MAX_SECONDS and math.isfinite(seconds)):
+        raise TammiError(f"--time must be a number of seconds > 0 (at most {MAX_SECONDS:g}), got {seconds}")
+
+
+def _add_time_argument(parser: argparse.ArgumentParser, who: str) -> None:
+    parser.add_argument(
+        "--time",
+        type=float,
+        metavar="SECONDS",
+        help=f"time per move for {who}: adds time=SECONDS to every alphabeta/ab, mcts and hub spec "
+        "that sets no time (a spec's own depth or sims still caps it)",
+    )
 
 
 def expand_specs(text: str) -> list[str]:
@@ -75,7 +116,13 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"opponent spec(s); 'alphabeta:depth=1,2,4' expands to three (default {DEFAULT_VS})",
     )
     parser.add_argument("--games", type=int, default=20, help="games per pairing, colours paired (default 20)")
-    parser.add_argument("--sims", type=int, default=64, help="MCTS simulations per hop for the agent (default 64)")
+    parser.add_argument(
+        "--sims",
+        type=int,
+        help=f"MCTS simulations per hop for the agent (default {DEFAULT_SIMS}; with --time: a cap per hop, "
+        "none by default)",
+    )
+    _add_time_argument(parser, "the agent and every opponent")
     parser.add_argument("--algorithm", choices=SEARCH_ALGORITHMS, help="search (default: the run's eval.algorithm)")
     parser.add_argument(
         "--anchor",
@@ -113,16 +160,21 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
     out = out or sys.stdout
     if args.games < 1:
         raise TammiError(f"--games must be >= 1, got {args.games}")
-    if args.sims < 1:
+    if args.sims is not None and args.sims < 1:
         raise TammiError(f"--sims must be >= 1, got {args.sims}")
+    seconds = getattr(args, "time", None)
+    check_time(seconds)
+    sims = args.sims if args.sims is not None else DEFAULT_SIMS
+    cap = args.sims if seconds is not None else None  # on the clock, --sims only caps a hop
+    budget = f"{seconds:g} s a move" if seconds is not None else f"{sims} sims"
     target = Path(args.target)
     ckpt_path, run_dir = _resolve_target(target, args.gauntlet)
     ckpt = load_checkpoint(ckpt_path)
     rules = Rules.for_variant(ckpt["variant"])
 
-    specs = [s for text in (args.vs or [DEFAULT_VS]) for s in expand_specs(text)]
+    specs = [with_time(s, seconds) for text in (args.vs or [DEFAULT_VS]) for s in expand_specs(text)]
     opponents = [parse_player_spec(s, rules) for s in specs]
-    anchor = parse_player_spec(args.anchor, rules) if args.anchor else opponents[0]
+    anchor = parse_player_spec(with_time(args.anchor, seconds), rules) if args.anchor else opponents[0]
     names = [o.name for o in opponents]
     if len(set(names)) != len(names):
         raise TammiError(f"two opponents have the same name ({', '.join(names)}); add name=... to a spec")
@@ -146,7 +198,8 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
 
     summary: dict = {
         "variant": rules.variant.name,
-        "sims": args.sims,
+        "sims": cap if seconds is not None else sims,
+        "time_per_move": seconds,
         "games_per_pairing": args.games,
         "opponents": [o.name for o in opponents],
         "max_plies": max_plies,
@@ -156,7 +209,7 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
         assert run_dir is not None  # _resolve_target requires a run directory for --gauntlet
         entries = run_checkpoints(run_dir)
         print(
-            f"gauntlet of {len(entries)} checkpoints of {run_dir} at {args.sims} sims vs "
+            f"gauntlet of {len(entries)} checkpoints of {run_dir} at {budget} vs "
             f"{', '.join(o.name for o in opponents)}; anchor {anchor.name}",
             file=out,
             flush=True,
@@ -164,7 +217,16 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
         result = run_gauntlet(
             arena,
             entries,
-            lambda e: load_agent(rules, str(e.path), args.sims, args.device, args.algorithm, name=e.name),
+            lambda e: load_agent(
+                rules,
+                str(e.path),
+                sims,
+                args.device,
+                args.algorithm,
+                name=e.name,
+                time_s=seconds,
+                simulations_cap=cap,
+            ),
             opponents,
             anchor.name,
             args.games,
@@ -177,16 +239,23 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
         print(result.table(), file=out)
         out_dir.mkdir(parents=True, exist_ok=True)
         write_ladder_csv(result.rows, out_dir / "ladder.csv")
-        plot_ladder(result, out_dir / "ladder.png", title=f"{run_dir.name}: Elo ladder ({args.sims} sims)")
+        plot_ladder(result, out_dir / "ladder.png", title=f"{run_dir.name}: Elo ladder ({budget})")
         summary |= {"run_dir": str(run_dir), "mode": "gauntlet", "ladder": [r.to_dict() for r in result.rows]}
     else:
         agent = load_agent(
-            rules, str(ckpt_path), args.sims, args.device, args.algorithm, name=_agent_name(ckpt_path, run_dir)
+            rules,
+            str(ckpt_path),
+            sims,
+            args.device,
+            args.algorithm,
+            name=_agent_name(ckpt_path, run_dir),
+            time_s=seconds,
+            simulations_cap=cap,
         )
         if agent.name in names:
             raise TammiError(f"an opponent is named like the agent ({agent.name!r}); add name=... to its spec")
         print(
-            f"{agent.name} ({ckpt_path}) at {args.sims} sims vs {', '.join(o.name for o in opponents)}",
+            f"{agent.name} ({ckpt_path}) at {budget} vs {', '.join(o.name for o in opponents)}",
             file=out,
             flush=True,
         )
@@ -196,7 +265,8 @@ def run_eval_command(args: argparse.Namespace, out: TextIO | None = None) -> int
         print(fit.table(), file=out)
         summary |= {"checkpoint": str(ckpt_path), "mode": "single", "agent": agent.name}
     summary |= {"anchor": anchor.name, "matches": [match_row(m) for m in arena.matches], "elo": fit.to_dict()}
-    _write_outputs(out_dir, arena, summary)
+    event = "tammi-rl eval" + (f", {seconds:g} s a move" if seconds is not None else "")
+    _write_outputs(out_dir, arena, summary, event)
     print(f"{len(arena.records)} games and the summary written to {shown(out_dir)}", file=out)
     return 0
 
@@ -250,11 +320,11 @@ def _match_line(result: MatchResult) -> str:
     )
 
 
-def _write_outputs(out_dir: Path, arena: Arena, summary: dict) -> None:
+def _write_outputs(out_dir: Path, arena: Arena, summary: dict, event: str = "tammi-rl eval") -> None:
     """games.pdn, summary.json (with every game record) and summary.csv (one row per match)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "games.pdn").write_text(
-        arena.pdn().replace('[Date "????.??.??"]', f'[Date "{pdn_date()}"]'), encoding="utf-8"
+        arena.pdn(event).replace('[Date "????.??.??"]', f'[Date "{pdn_date()}"]'), encoding="utf-8"
     )
     summary["games"] = [r.to_dict() for r in arena.records]
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
@@ -294,6 +364,7 @@ def add_match_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-plies", type=int, default=300, help="adjudicate after this many plies (default 300)")
     parser.add_argument("--openings", help="openings file (default: envs/openings/VARIANT.txt)")
     parser.add_argument("--quiet", action="store_true", help="print only the final summary")
+    _add_time_argument(parser, "both players")
 
 
 def run_match_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -301,9 +372,13 @@ def run_match_command(args: argparse.Namespace, out: TextIO | None = None) -> in
     out = out or sys.stdout
     if args.games < 1:
         raise TammiError(f"--games must be >= 1, got {args.games}")
+    seconds = getattr(args, "time", None)
+    check_time(seconds)
     rules = Rules.for_variant(args.variant)
-    a = parse_player_spec(args.player_a, rules)
-    b = parse_player_spec(args.player_b, rules)
+    a = parse_player_spec(with_time(args.player_a, seconds), rules)
+    b = parse_player_spec(with_time(args.player_b, seconds), rules)
+    if seconds is not None:
+        print(f"{seconds:g} s a move for both: {a.name} vs {b.name}", file=out, flush=True)
     if a.name == b.name:
         a.name, b.name = f"A:{a.name}", f"B:{b.name}"
     openings = read_openings(rules, args.openings) if args.openings else load_openings(rules)
@@ -317,7 +392,10 @@ def run_match_command(args: argparse.Namespace, out: TextIO | None = None) -> in
     )
     print(result.summary(), file=out)
     path = output_path(args.out, f"match_{rules.variant.name}", ".pdn")
-    text = match_pdn(rules, result).replace('[Date "????.??.??"]', f'[Date "{pdn_date()}"]')
+    event = f"tammi-rl match: {result.player_a} vs {result.player_b}"
+    if seconds is not None:
+        event += f", {seconds:g} s a move"
+    text = match_pdn(rules, result, event).replace('[Date "????.??.??"]', f'[Date "{pdn_date()}"]')
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     print(f"{len(result.games)} games written to {shown(path)}", file=out)
