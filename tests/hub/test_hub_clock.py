@@ -231,3 +231,17 @@ def test_stop_ends_a_long_mcts_search_soon(monkeypatch: pytest.MonkeyPatch) -> N
     lines = s.done_within(SEARCH_TIMEOUT_S)
     assert lines[-1].startswith("done move=")
     assert late < LATE_S, f"stop answered after {late:.2f} s"
+
+
+@pytest.mark.parametrize("player", ["alphabeta:depth=2", "tiny-mcts"])
+def test_a_clock_level_gives_its_share_to_either_player(player: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``level moves=2 time=0.9``: 0.45 s a move less 0.05 s kept back, for both kinds of player
+    (the spec's own depth 2 or 8 simulations would take a few milliseconds)."""
+    monkeypatch.setitem(PLAYER_KINDS, "tiny-mcts", _tiny_mcts(8))
+    s = Session(player)
+    s.say("init")
+    tic = time.perf_counter()
+    lines = s.say(f"pos pos={RUSSIAN_START}", "level moves=2 time=0.9", "go think")
+    seconds = time.perf_counter() - tic
+    assert lines[-1].startswith("done move=")
+    assert 0.25 < seconds < 0.4 + LATE_S, seconds
