@@ -155,7 +155,8 @@ class OnnxRuntime:
 
 
 class OnnxInt8Runtime:
-    """ONNX Runtime with 8-bit weights (per output channel) and 8-bit activations.
+    """ONNX Runtime with 8-bit weights (per output channel) and 8-bit activations in the
+    residual tower; the stem and the heads stay in float32 (`_outside_the_tower`).
 
     Static quantization needs each activation's range; they are measured (min-max) on the
     last ``calibration_size`` positions this runtime evaluated, so the ranges are those of
@@ -246,8 +247,19 @@ class OnnxInt8Runtime:
                 per_channel=True,
                 activation_type=QuantType.QUInt8,
                 weight_type=QuantType.QInt8,
+                nodes_to_exclude=_outside_the_tower(self._float_model),
             )
             return target.read_bytes()
+
+
+def _outside_the_tower(model: bytes) -> list[str]:
+    """The layers left in float32 by `OnnxInt8Runtime`: every convolution and dense layer but
+    the residual tower's (the stem and both heads). They hold a few percent of the work, and
+    in 8 bits they made most of the error: on 544 positions of an 800-simulation search, the
+    whole network in 8 bits moved the value by 0.013 on average (0.050 at most) and kept the
+    top move on 88.6%; the tower alone in 8 bits, 0.0055 (0.025) and 90.8%, as fast."""
+    graph = onnx.load_from_string(model).graph
+    return [n.name for n in graph.node if n.op_type in ("Conv", "Gemm", "MatMul") and "/tower/" not in n.name]
 
 
 def _unshare_initializers(model: bytes) -> bytes:
