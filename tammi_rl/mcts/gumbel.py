@@ -58,7 +58,7 @@ def root_noise(
 
 
 @njit(cache=True, _nrt=False)
-def completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, out_q):
+def completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, out_q, virtual=tr.VIRTUAL_VALUE):
     """Completed Q of every child of ``node``, rescaled to [0, 1], into ``out_q[:E]`` (float64).
 
     A visited child's Q is its mean value for the player moving at ``node``; an unvisited
@@ -81,13 +81,13 @@ def completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, out_q):
         if v > 0:
             total_visits += v
             max_visits = max(max_visits, v)
-            weighted += edges_f[t, first + e, tr.EF_PRIOR] * tr.child_q(nodes_i, nodes_f, t, c, side, 0.0)
+            weighted += edges_f[t, first + e, tr.EF_PRIOR] * tr.child_q(nodes_i, nodes_f, t, c, side, 0.0, virtual)
             prior_visited += edges_f[t, first + e, tr.EF_PRIOR]
     v_mix = (net_v + total_visits * weighted / prior_visited) / (1 + total_visits) if prior_visited > 0 else net_v
     lo = 1e9
     hi = -1e9
     for e in range(ne):
-        q = tr.child_q(nodes_i, nodes_f, t, edges_i[t, first + e, tr.EI_CHILD], side, v_mix)
+        q = tr.child_q(nodes_i, nodes_f, t, edges_i[t, first + e, tr.EI_CHILD], side, v_mix, virtual)
         out_q[e] = q
         lo = min(lo, q)
         hi = max(hi, q)
@@ -169,7 +169,7 @@ def select_edge(nodes_i, nodes_f, edges_i, edges_f, t, node, is_root, target, pa
     """The Gumbel rule in the signature `tammi_rl.mcts.tree.select_leaves` expects: `select_root`
     at the root (``target``: this simulation's sequential-halving visit count), `select_interior`
     below; ``scratch_q`` float64 ``[>= E]`` holds the completed Q."""
-    max_visits = completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, scratch_q)
+    max_visits = completed_q(nodes_i, nodes_f, edges_i, edges_f, t, node, scratch_q, params[tr.SP_VIRTUAL_VALUE])
     scale = sigma_scale(params, max_visits)
     if is_root:
         return select_root(nodes_i, edges_i, edges_f, t, node, target, scale, scratch_q)

@@ -14,7 +14,7 @@ from tammi_rl.mcts import tree as tr
 
 
 @njit(cache=True, _nrt=False)
-def select(nodes_i, nodes_f, edges_i, edges_f, t, node, c_puct, fpu_reduction):
+def select(nodes_i, nodes_f, edges_i, edges_f, t, node, c_puct, fpu_reduction, virtual=tr.VIRTUAL_VALUE):
     """Index in ``[0, E)`` of ``node``'s edge with the largest Q + c_puct * P * sqrt(N) / (1 + n).
 
     Q is the child's mean value for the player moving at ``node``, P its prior, N the node's
@@ -37,7 +37,7 @@ def select(nodes_i, nodes_f, edges_i, edges_f, t, node, c_puct, fpu_reduction):
     best_score = -1e300
     for e in range(nodes_i[t, node, tr.NI_N_EDGES]):
         c = edges_i[t, first + e, tr.EI_CHILD]
-        q = tr.child_q(nodes_i, nodes_f, t, c, side, fpu)
+        q = tr.child_q(nodes_i, nodes_f, t, c, side, fpu, virtual)
         score = q + c_puct * edges_f[t, first + e, tr.EF_PRIOR] * sqrt_n / (1 + tr.child_visits(nodes_i, t, c))
         if score > best_score:
             best_score = score
@@ -50,7 +50,17 @@ def select_edge(nodes_i, nodes_f, edges_i, edges_f, t, node, is_root, target, pa
     """`select` with the settings of ``params`` (float64 ``[SP_COUNT]``), in the signature
     `tammi_rl.mcts.tree.select_leaves` expects; the root is not special, so ``is_root``,
     ``target`` and ``scratch_q`` are unused."""
-    return select(nodes_i, nodes_f, edges_i, edges_f, t, node, params[tr.SP_C_PUCT], params[tr.SP_FPU_REDUCTION])
+    return select(
+        nodes_i,
+        nodes_f,
+        edges_i,
+        edges_f,
+        t,
+        node,
+        params[tr.SP_C_PUCT],
+        params[tr.SP_FPU_REDUCTION],
+        params[tr.SP_VIRTUAL_VALUE],
+    )
 
 
 @njit(cache=True)

@@ -198,6 +198,7 @@ class BatchedSearch:
         edges_per_node: int = 64,
         leaves_per_call: int = 1,
         cache_slots: int = 0,
+        virtual_value: float = tr.VIRTUAL_VALUE,
     ) -> None:
         self.rules = rules
         self.cfg = cfg
@@ -215,7 +216,7 @@ class BatchedSearch:
         self.edges_per_node = edges_per_node
         self.tables = tm.build_tables(rules, max_plies=None)  # the length cap is not applied in the tree
         self.params = tr.search_params(
-            cfg.c_puct, cfg.gumbel_c_visit, cfg.gumbel_c_scale, cfg.play_forced_hops, cfg.fpu_reduction
+            cfg.c_puct, cfg.gumbel_c_visit, cfg.gumbel_c_scale, cfg.play_forced_hops, cfg.fpu_reduction, virtual_value
         )
         self.forced_per_simulation = FORCED_NODES_PER_SIMULATION if cfg.play_forced_hops else 0
         n_nodes, n_edges = tr.pool_sizes(max_simulations, edges_per_node, self.forced_per_simulation)

@@ -16,8 +16,9 @@ it). A simulation step is three calls:
 
 Several walks in one tree (K > 1) spread out by VIRTUAL LOSS: a walk marks every node on
 its path as pending (``NI_PENDING``), and until the step's backup the selection rules read
-each pending walk as one more visit that was lost for the player who moved into the node
-(`child_q`, `child_visits`). A walk that still ends on a leaf another walk of the same step
+each pending walk as one more visit (`child_visits`), by default one that keeps the child's
+mean value (`VIRTUAL_VALUE`; ``SP_VIRTUAL_VALUE`` = -1 makes it a lost visit: `child_q`).
+A walk that still ends on a leaf another walk of the same step
 already holds (a collision) is dropped, and that tree takes no more walks this step. Every
 simulation backs up its own leaf's exact value; only the order of the leaves changes.
 
@@ -119,8 +120,13 @@ LI_N_ACTIONS = 1  # its legal hops (0: terminal, backed up with its exact value)
 LI_CACHE_SLOT = 2  # evaluation cache slot holding its network output (-1: needs the network)
 LI_COUNT = 3
 
-VIRTUAL_LOSS = 1.0
-"""Value a pending walk counts as, for the player moving into the node: a full loss."""
+VIRTUAL_VALUE = float("nan")
+"""Default `SP_VIRTUAL_VALUE`: a pending walk counts as a visit that keeps the child's mean
+(only the exploration term feels it). Measured with the shipped Russian network, 50 positions
+at 800 simulations and 16 leaves a call: the root's visit shares moved 0.009 (total
+variation) from the one-leaf search's and the move agreed on 100%; counting a pending walk
+as a loss (-1) moved them 0.050 and agreed on 96%, and that player scored 0.390 (+13 =52
+-35) against the one-leaf player over 100 games at equal simulations."""
 
 # --- evaluation cache (`allocate_cache`): key of a node state, compared in full ----------
 K_BOARD = 0  # 4 bitboards
@@ -139,7 +145,8 @@ SP_C_PUCT = 1  # PUCT exploration constant
 SP_FPU_REDUCTION = 2  # PUCT: unvisited children start at the node's value minus this * sqrt(visited prior)
 SP_C_VISIT = 3  # Gumbel sigma: (c_visit + max visits) * c_scale * q
 SP_C_SCALE = 4
-SP_COUNT = 5
+SP_VIRTUAL_VALUE = 5  # what a pending walk counts as for the player moving into the node (NaN: its mean)
+SP_COUNT = 6
 
 # --- root states: roots[tree, R_*] (`write_root`, `init_roots`) ----------------------------
 R_BOARD = 0  # as NI_BOARD
@@ -219,9 +226,11 @@ def search_params(
     c_scale: float,
     play_forced_hops: bool = False,
     fpu_reduction: float = 0.0,
+    virtual_value: float = VIRTUAL_VALUE,
 ) -> np.ndarray:
     """The float64 ``SP_*`` record of the search settings (each algorithm reads its own fields)."""
     p = np.zeros(SP_COUNT, np.float64)
+    p[SP_VIRTUAL_VALUE] = virtual_value
     p[SP_FORCED] = 1.0 if play_forced_hops else 0.0
     p[SP_C_PUCT] = c_puct
     p[SP_FPU_REDUCTION] = fpu_reduction
@@ -313,21 +322,22 @@ def _make_child(nodes_i, nodes_f, trees_i, t, parent, action, tables, buf, alive
 
 
 @njit(cache=True, inline="always")
-def child_q(nodes_i, nodes_f, t, child, parent_side, unvisited):
+def child_q(nodes_i, nodes_f, t, child, parent_side, unvisited, virtual):
     """Mean value of ``child`` (-1: not created yet) from the point of view of the player moving
     at its parent (``parent_side``); ``unvisited`` for a child without visits. Each pending walk
-    (virtual loss) counts as one more visit worth `VIRTUAL_LOSS` less for that player."""
+    counts as one more visit worth ``virtual`` for that player (`SP_VIRTUAL_VALUE`; NaN: the
+    child's own mean, so pending walks change the visit counts only)."""
     if child < 0:
         return unvisited
     n = nodes_i[t, child, NI_VISITS]
     pending = nodes_i[t, child, NI_PENDING]
-    if pending == 0:
-        if n == 0:
-            return unvisited
-        q = nodes_f[t, child, NF_VALUE_SUM] / n
-        return q if parent_side == 0 else -q
-    total = nodes_f[t, child, NF_VALUE_SUM] if parent_side == 0 else -nodes_f[t, child, NF_VALUE_SUM]
-    return (total - VIRTUAL_LOSS * pending) / (n + pending)
+    if n == 0:
+        return unvisited if pending == 0 or np.isnan(virtual) else virtual
+    q = nodes_f[t, child, NF_VALUE_SUM] / n
+    q = q if parent_side == 0 else -q
+    if pending == 0 or np.isnan(virtual):
+        return q
+    return (q * n + virtual * pending) / (n + pending)
 
 
 @njit(cache=True, inline="always")

@@ -46,7 +46,15 @@ def middlegame(rules: Rules, plies: int = 10, seed: int = 3) -> Game:
     return game
 
 
-def search_once(rules: Rules, algorithm: str, sims: int, leaves: int, cache: int = 0, pool: int | None = None):
+def search_once(
+    rules: Rules,
+    algorithm: str,
+    sims: int,
+    leaves: int,
+    cache: int = 0,
+    pool: int | None = None,
+    virtual_value: float = tr.VIRTUAL_VALUE,
+):
     search = BatchedSearch(
         rules,
         MCTSConfig(algorithm=algorithm),
@@ -54,6 +62,7 @@ def search_once(rules: Rules, algorithm: str, sims: int, leaves: int, cache: int
         max_simulations=pool or sims,
         leaves_per_call=leaves,
         cache_slots=cache,
+        virtual_value=virtual_value,
     )
     calls: list[int] = []
     evaluator = hashed_evaluator(search.codec.n_actions, calls)
@@ -99,13 +108,24 @@ def test_a_budget_is_met_exactly_whatever_the_batch(russian: Rules, budget: int)
     assert result.simulations == budget
 
 
-def test_walks_of_one_step_take_distinct_leaves(russian: Rules) -> None:
-    """After the root's evaluation, one step of 4 walks reaches 4 different children: virtual
-    loss steers each walk away from the pending ones (the root has more than 4 moves)."""
-    _, result, calls = search_once(russian, "puct", 5, 4)
+def test_virtual_loss_sends_the_walks_of_one_step_to_distinct_leaves(russian: Rules) -> None:
+    """After the root's evaluation, one step of 4 walks reaches 4 different children when a
+    pending walk counts as a loss (the root has more than 4 moves)."""
+    _, result, calls = search_once(russian, "puct", 5, 4, virtual_value=-1.0)
     assert len(result.actions) > 4
     assert calls == [1, 4]
     assert sorted(result.visits.tolist()) == [0] * (len(result.visits) - 4) + [1, 1, 1, 1]
+
+
+def test_virtual_visits_spread_the_walks_and_drop_collisions(russian: Rules) -> None:
+    """The default counts a pending walk as a visit only (the child's mean is kept): walks still
+    spread through the exploration term, and one that meets a leaf of its step is dropped, so
+    every network position of a step is a different leaf."""
+    assert np.isnan(tr.VIRTUAL_VALUE)
+    search, result, calls = search_once(russian, "puct", 400, 16)
+    assert result.simulations == 400
+    assert 2 < np.mean(calls[1:]) <= 16
+    check_backups(search)
 
 
 def test_batched_search_finds_what_the_sequential_one_finds(russian: Rules) -> None:
@@ -181,8 +201,10 @@ def test_a_deadline_or_a_stop_ends_the_search_after_the_root(russian: Rules, alg
         polls.append(1)
         return len(polls) > 3
 
+    before = search.nn_calls
     stopped = search.run(root, evaluator, 10**6, False, rng, should_stop=stop_after_three)[0]
-    assert stopped.simulations == 1 + 3 * 4
+    assert 1 + 3 <= stopped.simulations <= 1 + 3 * 4  # the root, then three steps of at most 4 walks
+    assert search.nn_calls - before == 1 + 3
     check_backups(search)
 
 
