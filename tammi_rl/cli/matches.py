@@ -43,7 +43,7 @@ from tammi_rl.eval.elo import fit_elo
 from tammi_rl.eval.match import DEFAULT_MAX_PLIES, MatchGame, MatchResult, match_pdn, run_match
 from tammi_rl.eval.openings import load_openings, read_openings
 from tammi_rl.players import PlayerSpec, PlayerSpecError, parse_player_spec
-from tammi_rl.players.spec import MAX_SECONDS
+from tammi_rl.players.spec import MAX_SECONDS, split_options
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
 
@@ -89,7 +89,7 @@ def expand_specs(text: str) -> list[str]:
     if not colon:
         return [text.strip()]
     options: list[tuple[str, list[str]]] = []
-    for item in filter(None, (part.strip() for part in rest.split(","))):
+    for item in filter(None, (part.strip() for part in split_options(rest, text))):
         if "=" in item:
             key, _, value = item.partition("=")
             options.append((key.strip(), [value.strip()]))

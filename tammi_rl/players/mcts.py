@@ -13,7 +13,7 @@ torch on a GPU).
 
 ``sims`` counts simulations per searched hop (default 64); ``time`` searches each move until
 its deadline instead (``sims``, when given too, caps each hop). ``batch`` leaves of the one
-tree go to the network together, spread by virtual loss (`tammi_rl.mcts.tree`); ``cache``
+tree go to the network together, spread by virtual visits (`tammi_rl.mcts.tree`); ``cache``
 keeps that many evaluations (positions seen again, in this search or a later one, cost no
 network call). A turn of several hops (a capture chain) is searched hop by hop: on the clock,
 a hop that leaves later choices gets half of the move's remaining time; forced hops are
@@ -53,9 +53,10 @@ from tammi_rl.rules.position import Move
 from tammi_rl.store.shipped import ShippedModelError, shipped_model
 
 PLAYER_CPU_RUNTIME = "onnx-int8"
-"""What ``runtime=auto`` runs a player's network with on the CPU: at play, 16 leaves a call
-with the cache, 8 bits made 4.3x the simulations per second of the one-leaf float32 player
-against about 2.8x in float32 (`tammi_rl.benchmarks.bench_player`, docs/benchmarks.md)."""
+"""What ``runtime=auto`` runs a player's network with on the CPU: at play, with 16 leaves a
+call and the cache, 8 bits made 4.1x the simulations per second of the one-leaf float32
+player; in one 800-simulation search (no earlier moves in the cache) 8 bits made 2.8x and
+float32 1.8x (`tammi_rl.benchmarks.bench_player`, docs/benchmarks.md)."""
 LEAVES_PER_CALL = 16
 """Leaves of the one tree per network call: measured in `tammi_rl.benchmarks.bench_player`
 (docs/benchmarks.md); 1 is the strictly sequential search."""

@@ -73,6 +73,11 @@ def test_expand_specs() -> None:
     assert expand_specs("alphabeta:depth=1,2,4") == [f"alphabeta:depth={d}" for d in (1, 2, 4)]
     assert expand_specs("alphabeta:depth=1,2,seed=3") == ["alphabeta:depth=1,seed=3", "alphabeta:depth=2,seed=3"]
     assert expand_specs("random") == ["random"]
+    quoted = 'hub:cmd="tammi-rl hub --player alphabeta:depth=2,time=1",time=0.1,0.2'
+    assert expand_specs(quoted) == [
+        'hub:cmd="tammi-rl hub --player alphabeta:depth=2,time=1",time=0.1',
+        'hub:cmd="tammi-rl hub --player alphabeta:depth=2,time=1",time=0.2',
+    ]  # a comma inside quotes belongs to the value
     with pytest.raises(PlayerSpecError, match="key=value"):
         expand_specs("alphabeta:2")
 
