@@ -120,3 +120,22 @@ def test_spec_options_reach_the_player(rules: Rules) -> None:
     assert isinstance(plain, MCTSPlayer)
     assert (plain.runtime.name, plain.search.leaves_per_call, len(plain.search.cache[0])) == ("onnx", 1, 0)
     assert plain.time_s is None and plain.budget() == 64
+
+
+def test_calibration_positions_span_a_game(rules: Rules) -> None:
+    """The warm-up's positions reach past the opening: kings on the board in some of them,
+    so the 8-bit ranges cover endgames (calibrated on the start alone, 8 bits misjudged
+    positions with kings by 0.10 on average)."""
+    from tammi_rl.players.mcts import calibration_positions
+
+    games = calibration_positions(rules)
+    assert len(games) == 10 and games[0].position == rules.start_position()
+    assert not any(g.is_over for g in games)
+    kings = [g for g in games if g.position.as_int64()[1] or g.position.as_int64()[3]]
+    assert kings, "no position with a king: the calibration would miss the endgame"
+    assert calibration_positions(rules)[5].position == games[5].position  # seeded
+
+
+def test_a_player_quantizes_before_its_first_move(rules: Rules) -> None:
+    p = player(rules, runtime="onnx-int8")
+    assert p.runtime.quantized  # type: ignore[attr-defined]
