@@ -159,7 +159,9 @@ class MatchResult:
         return (
             f"{self.variant}: {self.player_a} vs {self.player_b}, {len(self.games)} games\n"
             f"W/D/L {self.wins}/{self.draws}/{self.losses}  score {self.score:.3f} "
-            f"(95% CI {lo:.3f}..{hi:.3f})  Elo {elo:+.0f} ({elo_lo:+.0f}..{elo_hi:+.0f})"
+            f"(95% CI {lo:.3f}..{hi:.3f})  Elo {elo:+.0f} ({elo_lo:+.0f}..{elo_hi:+.0f})\n"
+            f"seconds a move: {self.player_a} {self.seconds_per_move():.3f}, "
+            f"{self.player_b} {self.seconds_per_move(player_a=False):.3f}"
         )
 
 

@@ -65,6 +65,9 @@ def test_deeper_beats_shallower() -> None:
     assert result.score > 0.75, result.summary()
     lo, hi = result.confidence_interval()
     assert lo < result.score <= hi and lo > 0.5
+    deep_s, shallow_s = result.seconds_per_move(), result.seconds_per_move(player_a=False)
+    assert deep_s > shallow_s > 0  # the deeper search thinks longer
+    assert f"seconds a move: {deep.name} {deep_s:.3f}, {shallow.name} {shallow_s:.3f}" in result.summary()
 
 
 def test_match_command(tmp_path: Path) -> None:
