@@ -14,6 +14,7 @@ import sys
 import time
 
 import pytest
+from support.hub_session import RUSSIAN_START, SEARCH_TIMEOUT_S, Session
 
 from tammi_rl.hub import HubEngine
 from tammi_rl.hub.protocol import parse_line
@@ -22,33 +23,8 @@ from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move
 
-RUSSIAN_START = "W" + "b" * 12 + "e" * 8 + "w" * 12
 LATE_S = 1.0
 """Generous bound on how late a stopped search may answer (the benchmark measures ~20 ms)."""
-SEARCH_TIMEOUT_S = 120.0
-
-
-class Session:
-    """An engine on a string buffer; `say` sends lines and returns the new output lines."""
-
-    def __init__(self, player: str = "alphabeta:depth=2", variant: str = "russian") -> None:
-        self.out = io.StringIO()
-        self.engine = HubEngine(player, self.out, variant)
-        self.seen = 0
-
-    def say(self, *lines: str, wait: bool = True) -> list[str]:
-        for line in lines:
-            assert self.engine.handle(line) is True
-        if wait:
-            assert self.engine.wait(SEARCH_TIMEOUT_S), f"no done within {SEARCH_TIMEOUT_S} s"
-        text = self.out.getvalue().splitlines()
-        new, self.seen = text[self.seen :], len(text)
-        return new
-
-    def done_within(self, seconds: float) -> list[str]:
-        """The new lines once ``done`` has come (fails after ``seconds``)."""
-        assert self.engine.wait(seconds), f"no done within {seconds} s"
-        return self.say(wait=False)
 
 
 class SlowPlayer:

@@ -7,6 +7,7 @@ import io
 import time
 
 import pytest
+from support.hub_session import RUSSIAN_START, Session
 
 from tammi_rl.hub import HubEngine, HubNotation
 from tammi_rl.hub.level import Level
@@ -14,32 +15,11 @@ from tammi_rl.hub.protocol import HubProtocolError, format_line, parse_line
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 
-RUSSIAN_START = "W" + "b" * 12 + "e" * 8 + "w" * 12
 INTERNATIONAL_START = "W" + "b" * 20 + "e" * 10 + "w" * 20
 RUSSIAN_FIRST_MOVES = "9-13 10-13 10-14 11-14 11-15 12-15 12-16"
 """White's first moves on 8x8: moves count from a1 = 1 (c3 = 10), positions from b8 = 1."""
 HANG_S = 3.0
 """Bound on waits for a search's answer (budgets of 0.3 s or a stop): catches a hang."""
-SEARCH_TIMEOUT_S = 120.0
-"""Longest wait for any search to answer done before the test fails (instead of hanging)."""
-
-
-class Session:
-    """An engine on a string buffer; `say` sends lines and returns the new output lines."""
-
-    def __init__(self, player: str = "alphabeta:depth=2", variant: str = "russian") -> None:
-        self.out = io.StringIO()
-        self.engine = HubEngine(player, self.out, variant)
-        self.seen = 0
-
-    def say(self, *lines: str, wait: bool = True) -> list[str]:
-        for line in lines:
-            assert self.engine.handle(line) is True
-        if wait:
-            assert self.engine.wait(SEARCH_TIMEOUT_S), f"no done within {SEARCH_TIMEOUT_S} s"
-        text = self.out.getvalue().splitlines()
-        new, self.seen = text[self.seen :], len(text)
-        return new
 
 
 def errors(lines: list[str]) -> list[str]:
