@@ -27,6 +27,13 @@ LATE_S = 1.0
 """Generous bound on how late a stopped search may answer (the benchmark measures ~20 ms)."""
 
 
+@pytest.fixture(scope="module", autouse=True)
+def compiled_search() -> None:
+    """Compile alpha-beta's timed search before any test times it: on a fresh checkout (no
+    numba cache) the first search compiles for about 20 s, which no latency bound survives."""
+    Session().say(f"pos pos={RUSSIAN_START}", "level move-time=0.2", "go think")
+
+
 class SlowPlayer:
     """A player whose move takes `seconds` and cannot be interrupted (no analysis of its own)."""
 
