@@ -59,10 +59,10 @@ def test_level_infinite_holds_done_until_stop_even_after_the_search_ends() -> No
     """A depth level ends alpha-beta's search at once; under `infinite` done waits for stop."""
     s = Session()
     s.say(f"pos pos={RUSSIAN_START}", "level infinite depth=2", "go analyze", wait=False)
-    time.sleep(0.5)
-    lines = s.say("ping", wait=False)
-    assert "pong" in lines and not _has_done(lines), lines  # the search is over, the answer held
-    assert any(line.startswith("info depth=2") for line in lines)
+    lines = s.lines_until("info depth=2")  # the search has reached its depth and is over
+    time.sleep(0.3)
+    lines += s.say("ping", wait=False)
+    assert "pong" in lines and not _has_done(lines), lines  # the answer is held
     tic = time.perf_counter()
     lines = s.say("stop")
     assert time.perf_counter() - tic < LATE_S and lines[-1].startswith("done move=")
@@ -71,10 +71,12 @@ def test_level_infinite_holds_done_until_stop_even_after_the_search_ends() -> No
 def test_stop_ends_a_deep_infinite_alphabeta_search_soon() -> None:
     s = Session("alphabeta:depth=2")
     s.say(f"pos pos={RUSSIAN_START}", "level infinite", "go analyze", wait=False)
+    lines = s.lines_until("info ")  # searching (compiled), not still compiling
     time.sleep(0.5)
-    assert not _has_done(s.say(wait=False))
+    lines += s.say(wait=False)
+    assert not _has_done(lines)
     tic = time.perf_counter()
-    lines = s.say("stop")
+    lines += s.say("stop")
     assert time.perf_counter() - tic < LATE_S
     assert lines[-1].startswith("done move=")
     depths = [int(parse_line(line).args["depth"]) for line in lines if line.startswith("info ")]  # type: ignore[union-attr]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 
 from tammi_rl.hub import HubEngine
 
@@ -32,6 +33,20 @@ class Session:
         text = self.out.getvalue().splitlines()
         new, self.seen = text[self.seen :], len(text)
         return new
+
+    def lines_until(self, prefix: str, seconds: float = SEARCH_TIMEOUT_S) -> list[str]:
+        """The new lines once one starts with ``prefix`` (polls; fails after ``seconds``).
+
+        Waiting for a line rather than sleeping a fixed time keeps a test true on a cold
+        numba cache or a busy machine, where a first search may compile for many seconds."""
+        deadline = time.monotonic() + seconds
+        lines: list[str] = []
+        while time.monotonic() < deadline:
+            lines += self.new_lines()
+            if any(line.startswith(prefix) for line in lines):
+                return lines
+            time.sleep(0.02)
+        raise AssertionError(f"no line starting {prefix!r} within {seconds} s: {lines}")
 
     def done_within(self, seconds: float) -> list[str]:
         """The new lines once ``done`` has come (fails after ``seconds``)."""
