@@ -1,0 +1,35 @@
+"""`tammi_rl.benchmarks.bench_learner` builds its arms, trains real steps and prints one row each."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tammi_rl.benchmarks.bench_learner import main, parse_arm, synthetic_batch
+from tammi_rl.config import load_config
+
+
+def test_an_arm_reads_its_changes_over_the_config() -> None:
+    cfg = load_config("configs/russian.yaml")
+    arm = parse_arm("threads=2 batch_size=64 compile network.blocks=1", cfg)
+    assert (arm.threads, arm.batch_size, arm.compile, arm.blocks) == (2, 64, True, 1)
+    assert arm.channels == cfg.network.channels and arm.channels_last and arm.label.startswith("threads=2")
+    assert parse_arm("", cfg).label == "config"
+    with pytest.raises(SystemExit, match=r"unknown key\(s\) \['bogus'\]"):
+        parse_arm("bogus=1", cfg)
+
+
+def test_synthetic_samples_have_legal_targets_that_sum_to_one() -> None:
+    batch = synthetic_batch(500, (5, 8, 8), 16, np.random.default_rng(0))
+    listed = batch.legal >= 0
+    assert (listed.sum(1) == 8).all() and batch.legal.max() < 500
+    np.testing.assert_allclose(batch.policy.sum(1), 1.0, rtol=1e-5)
+    assert (batch.policy[~listed] == 0).all()
+
+
+def test_bench_learner_prints_a_row_per_arm(capsys: pytest.CaptureFixture[str]) -> None:
+    tiny = "network.blocks=1 network.channels=8 batch_size=16"
+    main(["--arm", tiny, "--arm", f"{tiny} channels_last=0", "--steps", "2", "--rounds", "1", "--warmup", "1"])
+    rows = capsys.readouterr().out.splitlines()[-2:]
+    assert rows[0].split()[-1] == "1.00"  # the first arm is the reference
+    assert all(" 1x8 " in row and float(row.split()[-2]) > 0 for row in rows)
