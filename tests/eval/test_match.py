@@ -12,7 +12,7 @@ from tammi_rl.cli.matches import run_match_command
 from tammi_rl.cli.play import run_play
 from tammi_rl.env.render import board_text
 from tammi_rl.eval.match import match_pdn, play_game, run_match
-from tammi_rl.eval.openings import OPENINGS_DIR, START, load_openings
+from tammi_rl.eval.openings import OPENINGS_DIR, START, load_openings, read_openings
 from tammi_rl.players import parse_player_spec
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.pdn import read_pdn
@@ -27,6 +27,19 @@ def test_shipped_openings_are_legal_and_varied(variant: str) -> None:
     assert len(openings) >= 8 and len({o.text for o in openings}) == len(openings)
     for opening in openings:
         assert rules.legal_moves(opening.position(rules))
+
+
+def test_the_held_out_russian_openings_are_new_legal_and_balanced() -> None:
+    """The second opening set (4 plies, seed 1) that final ratings use and no recipe choice saw."""
+    rules = Rules.for_variant("russian")
+    path = OPENINGS_DIR / "heldout" / "russian.txt"
+    held_out = read_openings(rules, path)
+    assert len(held_out) == 50 and len({o.text for o in held_out}) == 50
+    assert all(len(o.moves) == 4 and rules.legal_moves(o.position(rules)) for o in held_out)
+    shipped = {o.position(rules) for o in load_openings(rules)}
+    assert not shipped & {o.position(rules) for o in held_out}
+    scores = [int(line.split("#")[1]) for line in path.read_text().splitlines() if line and line[0] != "#"]
+    assert len(scores) == 50 and max(abs(s) for s in scores) <= 25
 
 
 def test_same_seed_same_game() -> None:
