@@ -264,6 +264,13 @@ class TrainConfig:
     grad_clip: float = setting(
         5.0, "Largest gradient norm; a larger gradient is scaled down to it (0 or less disables clipping)."
     )
+    ema_samples: int = setting(
+        0,
+        "Time constant, in samples trained, of an exponential moving average of the weights that "
+        "self-play, evaluation and checkpoints play with while the learner trains its own copy "
+        "(0: no average, the network that plays is the one trained).",
+        min=0,
+    )
 
 
 @dataclass

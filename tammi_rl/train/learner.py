@@ -3,7 +3,7 @@
     learner = Learner(model, cfg.train)
     learner.set_progress(games_done / games_in_run)    # the lr schedule follows the run's games
     metrics = learner.train(replay, n_steps, rng)      # averaged loss/*, policy/entropy, ...
-    worker.set_weights(learner.weights())
+    worker.set_weights(learner.weights())              # the playing network's weights
 
 Loss per sample: cross-entropy between the search policy target and the network's
 policy restricted to the legal actions (illegal logits set to -inf before the
@@ -15,11 +15,17 @@ the win/draw/loss distribution with that expectation and the most draw mass
 ``legal``/``policy`` arrays of a `SampleBatch` are scattered into dense ``[B, A]`` mask
 and target tensors. A sample whose ``legal`` row is all -1 (a value-only sample) adds
 no policy loss.
+
+With ``train.ema_samples`` the network that plays (self-play, evaluation, gating,
+checkpoints) is an exponential moving average of the trained weights, `WeightAverage`,
+while the optimiser keeps stepping its own copy: averaging removes the noise of the last
+steps without slowing learning.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 from typing import Any, Protocol, cast
 
@@ -155,8 +161,41 @@ def autocast_dtype(precision: str, device: torch.device) -> torch.dtype | None:
     return None
 
 
+class WeightAverage:
+    """An exponential moving average of a network's weights, kept as a network of its own.
+
+    After each optimiser step ``update`` moves every floating-point entry of the state (weights
+    and batch-norm statistics) a share ``1 - decay`` of the way to the trained network's, with
+    ``decay = exp(-batch_size / samples)``, so the average forgets on a time constant of
+    ``samples`` samples trained whatever the batch size; the first steps use a smaller decay,
+    ``(1 + n) / (10 + n)`` after n updates, so the average does not linger on the initial
+    weights. Integer entries (batch norm's step counts) are copied.
+    """
+
+    def __init__(self, model: nn.Module, samples: int, batch_size: int) -> None:
+        if samples <= 0:
+            raise ValueError(f"train.ema_samples: a weight average needs a positive time constant, not {samples}")
+        self.model = copy.deepcopy(model)
+        self.model.requires_grad_(False)
+        self.model.eval()
+        self.decay = math.exp(-batch_size / samples)
+        self.updates = 0
+
+    @torch.no_grad()
+    def update(self, trained: nn.Module) -> None:
+        decay = min(self.decay, (1 + self.updates) / (10 + self.updates))
+        averaged = self.model.state_dict()
+        for key, value in trained.state_dict().items():
+            if value.is_floating_point():
+                averaged[key].lerp_(value.detach(), 1.0 - decay)
+            else:
+                averaged[key].copy_(value)
+        self.updates += 1
+
+
 class Learner:
-    """Owns the training copy of the network, its optimizer and lr schedule, and the step count."""
+    """Owns the training copy of the network, its optimizer and lr schedule, the step count, and
+    (with ``train.ema_samples``) the weight average that plays."""
 
     def __init__(self, model: nn.Module, cfg: TrainConfig, device: torch.device | str = "cpu") -> None:
         self.device = torch.device(device)
@@ -173,6 +212,19 @@ class Learner:
         lr_factor(cfg.lr_schedule, 0.0)  # an unknown schedule fails here, not at the first step
         self.step_count = 0
         self.set_progress(0.0)
+        self.average = WeightAverage(self.model, cfg.ema_samples, cfg.batch_size) if cfg.ema_samples > 0 else None
+
+    def restart_average(self, updates: int = 0) -> None:
+        """Start the weight average (if any) from the network's current weights, as after
+        ``updates`` updates (a resume loads the playing weights into the network first)."""
+        if self.average is not None:
+            self.average.model.load_state_dict(self.model.state_dict())
+            self.average.updates = updates
+
+    @property
+    def playing_model(self) -> nn.Module:
+        """The network that plays: the weight average with ``train.ema_samples``, else the trained one."""
+        return self.average.model if self.average is not None else self.model
 
     def set_progress(self, progress: float) -> None:
         """Set the learning rate for ``progress`` through the run (see `lr_factor`)."""
@@ -235,6 +287,8 @@ class Learner:
             self.scaler.update()
         else:
             self.optimizer.step()
+        if self.average is not None:
+            self.average.update(self.model)
         self.step_count += 1
         metrics["train/grad_norm"] = float(norm)
         return metrics
@@ -248,18 +302,33 @@ class Learner:
         return {key: value / n_steps for key, value in totals.items()} if n_steps else {}
 
     def weights(self) -> dict[str, torch.Tensor]:
-        """A CPU copy of the network weights, to publish to self-play workers."""
-        return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+        """A CPU copy of the playing network's weights, to publish to self-play workers."""
+        return {k: v.detach().to("cpu", copy=True) for k, v in self.playing_model.state_dict().items()}
 
     def state_dict(self) -> dict[str, Any]:
-        """Optimizer state and step count (the weights are saved separately; the learning rate
-        follows from the run's progress)."""
-        return {"optimizer": self.optimizer.state_dict(), "step": self.step_count}
+        """Optimizer state and step count (the learning rate follows from the run's progress).
+
+        The checkpoint's ``model`` holds the playing network; with a weight average the
+        trained weights differ from it and are saved here as ``trained_weights``."""
+        state: dict[str, Any] = {"optimizer": self.optimizer.state_dict(), "step": self.step_count}
+        if self.average is not None:
+            state["trained_weights"] = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+            state["average_updates"] = self.average.updates
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore `state_dict` (older checkpoints' states go through `tammi_rl.legacy.upgrade_learner_state`)."""
+        """Restore `state_dict` into a learner whose network already holds the checkpoint's
+        ``model`` (the playing weights). Older checkpoints' states go through
+        `tammi_rl.legacy.upgrade_learner_state`.
+
+        Turning the average on or off at a resume is allowed: a new average starts from the
+        playing weights, and without one the trained weights become the network."""
         lrs = [group["lr"] for group in self.optimizer.param_groups]
         self.optimizer.load_state_dict(state["optimizer"])
         for group, lr in zip(self.optimizer.param_groups, lrs, strict=True):
             group["lr"] = lr
         self.step_count = int(state["step"])
+        trained = state.get("trained_weights")
+        self.restart_average(int(state.get("average_updates", self.step_count)))
+        if trained is not None:
+            self.model.load_state_dict(trained)

@@ -80,6 +80,8 @@ def resume(
     load_model_weights(learner.model, ckpt, path)
     if ckpt.get("learner") is not None:
         learner.load_state_dict(upgrade_learner_state(ckpt["learner"]))
+    else:  # a playing checkpoint: its weights are the trained ones and the average starts there
+        learner.restart_average()
     counters = upgrade_counters(ckpt["counters"])
     counters["eval_scores"] = {int(k): float(v) for k, v in counters.get("eval_scores", {}).items()}
     saved_hours = float(upgrade_checkpoint_config(ckpt.get("config"))["train"]["hours"])

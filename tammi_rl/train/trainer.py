@@ -565,7 +565,7 @@ class Trainer:
         incumbent.load_state_dict(self.selfplay_weights)
         result = gate_vs_incumbent(
             self.rules,
-            self.learner.model,
+            self.learner.playing_model,
             incumbent,
             gating,
             self.device,
@@ -582,7 +582,7 @@ class Trainer:
     def evaluate(self, it: int) -> dict[int, float]:
         result = evaluate_vs_alphabeta(
             self.rules,
-            self.learner.model,
+            self.learner.playing_model,
             self.cfg.eval,
             self.device,
             self.cfg.selfplay.max_plies,
@@ -600,7 +600,7 @@ class Trainer:
         ckpt = make_checkpoint(
             variant=self.rules.variant.name,
             network=cfg.network,
-            model=self.learner.model,
+            model=self.learner.playing_model,
             learner=self.learner.state_dict(),
             counters=asdict(self.counters),
             rng=capture_rng(self.sample_rng),

@@ -103,17 +103,26 @@ def test_smoke_train_checkpoint_resume_eval(tmp_path):
         train(resume_config(run, ["network.channels=32", "train.iterations=4"]), resume_dir=run, out=io.StringIO())
 
 
-def test_resume_continues_exactly(tmp_path):
-    """Two iterations then a resume give the same weights as three in one go."""
-    straight = train(smoke(tmp_path, "name=straight", "train.iterations=3", "eval.every=0"), out=io.StringIO())
-    train(smoke(tmp_path, "name=split", "train.iterations=2", "eval.every=0"), out=io.StringIO())
+@pytest.mark.parametrize("ema", [0, 2000], ids=["trained-weights", "weight-average"])
+def test_resume_continues_exactly(tmp_path, ema):
+    """Two iterations then a resume give the same weights as three in one go (with a weight
+    average: the same average and the same trained weights)."""
+    common = ["eval.every=0", f"train.ema_samples={ema}"]
+    straight = train(smoke(tmp_path, "name=straight", "train.iterations=3", *common), out=io.StringIO())
+    train(smoke(tmp_path, "name=split", "train.iterations=2", *common), out=io.StringIO())
     run = tmp_path / "runs" / "split"
     split = train(resume_config(run, ["train.iterations=3"]), resume_dir=run, out=io.StringIO())
     assert split.counters == straight.counters
-    a = load_checkpoint(straight.run_dir / "checkpoints" / "latest.pt")["model"]
-    b = load_checkpoint(split.run_dir / "checkpoints" / "latest.pt")["model"]
-    for key in a:
-        torch.testing.assert_close(a[key], b[key], msg=key)
+    a = load_checkpoint(straight.run_dir / "checkpoints" / "latest.pt")
+    b = load_checkpoint(split.run_dir / "checkpoints" / "latest.pt")
+    for key in a["model"]:
+        torch.testing.assert_close(a["model"][key], b["model"][key], msg=key)
+    assert ("trained_weights" in a["learner"]) == (ema > 0) == ("trained_weights" in b["learner"])
+    if ema:
+        trained_a, trained_b = a["learner"]["trained_weights"], b["learner"]["trained_weights"]
+        for key in trained_a:
+            torch.testing.assert_close(trained_a[key], trained_b[key], msg=key)
+        assert not torch.equal(a["model"]["stem.0.weight"], trained_a["stem.0.weight"])  # the average plays
 
 
 def test_sigkill_mid_run_resumes(tmp_path):

@@ -1,5 +1,6 @@
 """Learner: masked policy loss, WDL value loss, optimisers and schedules."""
 
+import copy
 import itertools
 import math
 
@@ -10,7 +11,14 @@ import torch
 from tammi_rl.config import NetworkConfig, TrainConfig
 from tammi_rl.nn.model import build_model
 from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
-from tammi_rl.train.learner import Learner, dense_targets, masked_log_softmax, policy_value_loss, value_targets
+from tammi_rl.train.learner import (
+    Learner,
+    WeightAverage,
+    dense_targets,
+    masked_log_softmax,
+    policy_value_loss,
+    value_targets,
+)
 
 TINY = NetworkConfig(blocks=1, channels=16, value_hidden=16)
 
@@ -208,3 +216,70 @@ def test_bf16_step_is_close_to_fp32_and_weights_stay_fp32(russian):
         losses[precision] = learner.step(batch)["loss/total"]
         assert all(p.dtype == torch.float32 for p in model.parameters())
     assert losses["bf16"] == pytest.approx(losses["fp32"], rel=0.02)
+
+
+# --- the weight average ----------------------------------------------------------------------
+def test_the_average_follows_the_trained_weights_on_its_time_constant(russian):
+    model = build_model(russian, TINY)
+    average = WeightAverage(model, samples=800, batch_size=8)
+    assert average.decay == pytest.approx(math.exp(-0.01))
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1.0)
+    for _ in range(300):
+        average.update(model)
+    # The first update's decay is 1/10, then (1+n)/(10+n) until it reaches exp(-0.01).
+    decays = [min(math.exp(-0.01), (1 + n) / (10 + n)) for n in range(300)]
+    expected_share_left = math.prod(decays)
+    weight = "stem.0.weight"
+    moved = average.model.state_dict()[weight] - start[weight]
+    torch.testing.assert_close(moved, torch.full_like(moved, 1.0 - expected_share_left))
+    assert not any(p.requires_grad for p in average.model.parameters())
+    with pytest.raises(ValueError, match=r"train\.ema_samples"):
+        WeightAverage(model, samples=0, batch_size=8)
+
+
+def test_with_an_average_the_learner_plays_the_average_and_saves_both(russian):
+    model = build_model(russian, TINY)
+    cfg = TrainConfig(lr=1e-2, batch_size=8, ema_samples=400)
+    learner = Learner(model, cfg)
+    batch = random_batch(8, model.n_actions)
+    for _ in range(5):
+        learner.step(batch)
+    assert learner.playing_model is not learner.model and learner.average is not None
+    playing, trained = learner.weights(), learner.model.state_dict()
+    assert not torch.equal(playing["stem.0.weight"], trained["stem.0.weight"])
+    torch.testing.assert_close(playing["stem.0.weight"], learner.average.model.state_dict()["stem.0.weight"])
+    state = copy.deepcopy(learner.state_dict())  # the optimizer's state holds live tensors
+    assert state["average_updates"] == 5 and set(state["trained_weights"]) == set(trained)
+
+    # A resume: the network first gets the checkpoint's model (the playing weights), then the state.
+    other = Learner(build_model(russian, TINY), cfg)
+    other.model.load_state_dict(playing)
+    other.load_state_dict(state)
+    for key, value in trained.items():
+        torch.testing.assert_close(other.model.state_dict()[key], value, msg=key)
+    for key, value in playing.items():
+        torch.testing.assert_close(other.weights()[key], value, msg=key)
+    a, b = learner.step(batch), other.step(batch)
+    assert a["loss/total"] == pytest.approx(b["loss/total"], rel=1e-5)
+    torch.testing.assert_close(learner.weights()["stem.0.weight"], other.weights()["stem.0.weight"])
+
+
+def test_turning_the_average_off_at_a_resume_keeps_training_the_trained_weights(russian):
+    with_average = Learner(build_model(russian, TINY), TrainConfig(batch_size=8, ema_samples=400))
+    batch = random_batch(8, with_average.model.n_actions)
+    for _ in range(3):
+        with_average.step(batch)
+    state, playing = with_average.state_dict(), with_average.weights()
+    plain = Learner(build_model(russian, TINY), TrainConfig(batch_size=8))
+    plain.model.load_state_dict(playing)
+    plain.load_state_dict(state)
+    assert plain.playing_model is plain.model
+    torch.testing.assert_close(plain.weights()["stem.0.weight"], with_average.model.state_dict()["stem.0.weight"])
+    # and on: the average starts from the playing weights
+    fresh = Learner(build_model(russian, TINY), TrainConfig(batch_size=8, ema_samples=400))
+    fresh.model.load_state_dict(plain.weights())
+    fresh.load_state_dict(plain.state_dict())
+    torch.testing.assert_close(fresh.weights()["stem.0.weight"], plain.weights()["stem.0.weight"])
