@@ -151,18 +151,23 @@ def upgrade_learner_state(state: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def upgrade_selfplay_state(state: Mapping[str, Any]) -> dict[str, Any]:
-    """An in-process self-play worker's saved state with a search value for every record of
-    its games in progress (a copy).
+    """An in-process self-play worker's saved state with a search value and a policy surprise
+    for every record of its games in progress (a copy).
 
-    Old format: checkpoints from before search values were kept in the samples: the games
+    Old formats: checkpoints from before search values were kept in the samples: the games
     have no ``values``; each record gets NaN, which the worker reads as "no search value"
-    and replaces with the game's outcome when the game ends."""
+    and replaces with the game's outcome when the game ends. Checkpoints from before the
+    policy surprise was kept have no ``surprise``; each record gets NaN, "not measured",
+    which the learner weighs as an average sample."""
     out = dict(state)
     if "games" in out:
-        out["games"] = [
-            game if "values" in game else {**game, "values": np.full(len(game["sides"]), np.nan, np.float32)}
-            for game in out["games"]
-        ]
+        games = []
+        for game in out["games"]:
+            n = len(game["sides"])
+            game = game if "values" in game else {**game, "values": np.full(n, np.nan, np.float32)}
+            game = game if "surprise" in game else {**game, "surprise": np.full(n, np.nan, np.float32)}
+            games.append(game)
+        out["games"] = games
     return out
 
 
@@ -193,16 +198,22 @@ def upgrade_checkpoint_config(config: object) -> dict[str, Any]:
 
 # --- run directories -------------------------------------------------------------------
 def upgrade_replay_snapshot(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The arrays of a one-file replay snapshot (``ReplayBuffer.snapshot``) in format 2 (a copy).
+    """The arrays of a replay snapshot or chunk (``ReplayBuffer.snapshot``, ``save_chunks``)
+    in format 3 (a copy).
 
-    Old format: format 1, written before samples kept their search value, has no ``value``
+    Old formats: format 1, written before samples kept their search value, has no ``value``
     array; each sample's value is its game's outcome, seen by the side to move (the codes
-    format 1 wrote: 0 a win +1, 1 a draw 0, 2 a loss -1)."""
+    format 1 wrote: 0 a win +1, 1 a draw 0, 2 a loss -1). Format 2, written before samples
+    kept their policy surprise, has no ``surprise`` array; each sample gets NaN, "not
+    measured", which the learner weighs as an average sample."""
     out = dict(arrays)
     if int(out["version"]) == 1:
         outcome = out["outcome"]
         out["value"] = np.select([outcome == 0, outcome == 2], [1.0, -1.0], 0.0).astype(np.float32)
         out["version"] = np.array(2)
+    if int(out["version"]) == 2:
+        out["surprise"] = np.full(len(out["outcome"]), np.nan, np.float16)
+        out["version"] = np.array(3)
     return out
 
 

@@ -303,7 +303,8 @@ def random_batch(n: int, obs_shape: tuple[int, int, int], n_actions: int, rng: n
         policy[i, :k] = p / p.sum()
     outcome = rng.integers(0, 3, n).astype(np.int64)
     value = rng.uniform(-1, 1, n).astype(np.float32)
-    return SampleBatch(obs, legal, policy, outcome, value)
+    surprise = rng.exponential(0.3, n).astype(np.float32)
+    return SampleBatch(obs, legal, policy, outcome, value, surprise)
 
 
 def learner_run(cfg: Config, device: torch.device, seconds: float) -> dict[str, Any]:

@@ -91,7 +91,8 @@ def synthetic_batch(n_actions: int, obs_shape: tuple[int, ...], n: int, rng: np.
         policy[row, :LEGAL_PER_POSITION] = rng.dirichlet(np.ones(LEGAL_PER_POSITION))
     outcome = rng.integers(0, 3, n).astype(np.int64)
     value = rng.uniform(-1, 1, n).astype(np.float32)
-    return SampleBatch(obs, legal, policy, outcome, value)
+    surprise = rng.exponential(0.3, n).astype(np.float32)
+    return SampleBatch(obs, legal, policy, outcome, value, surprise)
 
 
 class ArmRunner:

@@ -264,6 +264,15 @@ class TrainConfig:
     grad_clip: float = setting(
         5.0, "Largest gradient norm; a larger gradient is scaled down to it (0 or less disables clipping)."
     )
+    surprise_weight: float = setting(
+        0.0,
+        "Share of each sample's loss weight given in proportion to its policy surprise (how far "
+        "the search moved from the network's prior, KL in nats) instead of evenly, so positions "
+        "where the network was wrong teach more; a batch's mean weight stays 1 (0: every sample "
+        "weighs the same; KataGo uses 0.5).",
+        min=0.0,
+        max=1.0,
+    )
     ema_samples: int = setting(
         0,
         "Time constant, in samples trained, of an exponential moving average of the weights that "

@@ -21,20 +21,30 @@ class SampleBatch:
     indices, -1 padded); policy [N, MAX_LEGAL] float32 (target probability of each
     listed action, sums to 1); outcome [N] int64 (WIN/DRAW/LOSS for the side to move);
     value [N] float32 (the root search value for the side to move, in [-1, 1]; the
-    learner can blend it into the value target)."""
+    learner can blend it into the value target); surprise [N] float32 (how much the search
+    changed the network's mind, `policy_surprise`; NaN where unknown, as in samples from
+    before it was kept; the learner can weight samples by it)."""
 
     obs: np.ndarray
     legal: np.ndarray
     policy: np.ndarray
     outcome: np.ndarray
     value: np.ndarray
+    surprise: np.ndarray
 
     def __len__(self) -> int:
         return int(self.obs.shape[0])
 
     def select(self, rows: np.ndarray | slice) -> SampleBatch:
         """The samples at ``rows`` (an index array or a slice)."""
-        return SampleBatch(self.obs[rows], self.legal[rows], self.policy[rows], self.outcome[rows], self.value[rows])
+        return SampleBatch(
+            self.obs[rows],
+            self.legal[rows],
+            self.policy[rows],
+            self.outcome[rows],
+            self.value[rows],
+            self.surprise[rows],
+        )
 
     @staticmethod
     def empty(obs_shape: tuple[int, ...]) -> SampleBatch:
@@ -43,6 +53,7 @@ class SampleBatch:
             np.zeros((0, MAX_LEGAL), np.int32),
             np.zeros((0, MAX_LEGAL), np.float32),
             np.zeros((0,), np.int64),
+            np.zeros((0,), np.float32),
             np.zeros((0,), np.float32),
         )
 
@@ -54,6 +65,7 @@ class SampleBatch:
             np.concatenate([b.policy for b in batches]),
             np.concatenate([b.outcome for b in batches]),
             np.concatenate([b.value for b in batches]),
+            np.concatenate([b.surprise for b in batches]),
         )
 
 
@@ -74,3 +86,18 @@ def sparse_policy(actions: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, n
 def outcome_values(outcome: np.ndarray) -> np.ndarray:
     """The game outcome as a value for the side to move: WIN +1, DRAW 0, LOSS -1 (float32)."""
     return np.select([outcome == WIN, outcome == LOSS], [1.0, -1.0], 0.0).astype(np.float32)
+
+
+def policy_surprise(target: np.ndarray, prior: np.ndarray) -> float:
+    """KL(target || prior) in nats over one root's legal hops: how far the search policy
+    moved from the network's prior (the prior the root search used; with PUCT's Dirichlet
+    noise included). 0 when the search agreed; large where the network was wrong, which is
+    where a sample teaches most (KataGo's policy-surprise weighting)."""
+    if len(target) == 0 or len(prior) != len(target):
+        return float("nan")
+    t = np.asarray(target, np.float64)
+    p = np.maximum(np.asarray(prior, np.float64), 1e-12)
+    t = t / t.sum() if t.sum() > 0 else t
+    p = p / p.sum()
+    nz = t > 0
+    return float(np.sum(t[nz] * np.log(t[nz] / p[nz])))

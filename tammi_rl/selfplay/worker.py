@@ -35,14 +35,15 @@ from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move, Position
 from tammi_rl.rules.results import GameResult
-from tammi_rl.selfplay.samples import DRAW, LOSS, MAX_LEGAL, WIN, SampleBatch, sparse_policy
+from tammi_rl.selfplay.samples import DRAW, LOSS, MAX_LEGAL, WIN, SampleBatch, policy_surprise, sparse_policy
 
 
 @dataclass
 class _Slot:
     game: Game
-    records: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, float]] = field(default_factory=list)
-    """Per stored decision: planes, legal actions, policy target, side to move, searched value."""
+    records: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, float, float]] = field(default_factory=list)
+    """Per stored decision: planes, legal actions, policy target, side to move, searched value,
+    policy surprise."""
     play_out: bool = False
     """Resignation disabled in this game, to measure false positives."""
     would_resign: int | None = None
@@ -113,6 +114,7 @@ class SelfPlayWorker:
             "policy": np.stack([r[2] for r in records]) if records else np.zeros((0, MAX_LEGAL), np.float32),
             "sides": np.asarray([r[3] for r in records], np.int64),
             "values": np.asarray([r[4] for r in records], np.float32),
+            "surprise": np.asarray([r[5] for r in records], np.float32),
         }
 
     def _slot_from_state(self, index: int, state: dict) -> _Slot:
@@ -131,10 +133,11 @@ class SelfPlayWorker:
         for frm, to in itertools.pairwise(prefix):  # the hops of an unfinished capture chain
             game.play_hop(self.codec.hop(game.side, frm, to))
         values = state["values"]  # NaN: no search value (`tammi_rl.legacy.upgrade_selfplay_state`), read as the outcome
+        surprise = state["surprise"]  # NaN: not measured (the same upgrade)
         records = [
-            (o, lg, p, int(side), float(v))
-            for o, lg, p, side, v in zip(
-                state["obs"], state["legal"], state["policy"], state["sides"], values, strict=False
+            (o, lg, p, int(side), float(v), float(u))
+            for o, lg, p, side, v, u in zip(
+                state["obs"], state["legal"], state["policy"], state["sides"], values, surprise, strict=False
             )
         ]
         would = int(state["would_resign"])
@@ -193,7 +196,8 @@ class SelfPlayWorker:
                     side = slot.game.position.side
                     if is_full:
                         legal, policy = sparse_policy(res.actions, res.policy)
-                        slot.records.append((res.obs, legal, policy, side, res.value))
+                        surprise = policy_surprise(res.policy, res.prior)
+                        slot.records.append((res.obs, legal, policy, side, res.value, surprise))
                     if (
                         sp.resign_threshold > -1
                         and len(slot.game.moves) >= sp.resign_min_plies
@@ -214,7 +218,7 @@ class SelfPlayWorker:
         return self._collect(finished, time.perf_counter() - start, resigned, decisions)
 
     def _collect(self, slots: list[_Slot], seconds: float, resigned: int, decisions: int) -> SelfPlayResult:
-        obs, legal, policy, outcome, value = [], [], [], [], []
+        obs, legal, policy, outcome, value, surprise = [], [], [], [], [], []
         white = draw = black = 0
         false_pos = playouts = 0
         for slot in slots:
@@ -227,10 +231,11 @@ class SelfPlayWorker:
             if slot.would_resign is not None:
                 playouts += 1
                 false_pos += winner != 1 - slot.would_resign
-            for o, lg, p, side, v in slot.records:
+            for o, lg, p, side, v, u in slot.records:
                 obs.append(o)
                 legal.append(lg)
                 policy.append(p)
+                surprise.append(u)
                 z = 0.0 if winner is None else (1.0 if winner == side else -1.0)
                 value.append(z if np.isnan(v) else v)
                 outcome.append(DRAW if winner is None else (WIN if winner == side else LOSS))
@@ -243,6 +248,7 @@ class SelfPlayWorker:
                 np.stack(policy),
                 np.asarray(outcome, np.int64),
                 np.asarray(value, np.float32),
+                np.asarray(surprise, np.float32),
             )
         else:
             samples = SampleBatch.empty(self.search.obs_shape)

@@ -81,22 +81,43 @@ def value_targets(outcome: torch.Tensor, search_value: torch.Tensor | None, sear
     return target
 
 
+def surprise_weights(surprise: torch.Tensor, share: float) -> torch.Tensor:
+    """Per-sample loss weights ``[B]`` from the policy surprises ``surprise [B]`` (NaN: not
+    measured): ``1 - share`` for every sample plus ``share`` spread in proportion to its
+    surprise, so the batch's mean weight stays 1 (KataGo gives half the weight this way).
+    Samples without a measured surprise, and a batch with no surprise at all, weigh 1."""
+    weights = torch.ones_like(surprise, dtype=torch.float32)
+    known = torch.isfinite(surprise)
+    if share <= 0 or not bool(known.any()):
+        return weights
+    s = surprise[known].float().clamp(min=0.0)
+    mean = s.mean()
+    if float(mean) <= 0:
+        return weights
+    weights[known] = (1.0 - share) + share * s / mean
+    return weights
+
+
 def policy_value_loss(
     policy_logits: torch.Tensor,
     wdl_logits: torch.Tensor,
     batch: dict[str, torch.Tensor],
     value_loss_weight: float,
     value_search_weight: float = 0.0,
+    sample_weight: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """Total loss and its parts (plus policy entropy and value accuracy) for one batch."""
+    """Total loss and its parts (plus policy entropy and value accuracy) for one batch; with
+    ``sample_weight [B]`` each sample's losses count in proportion to its weight."""
     mask, target = dense_targets(batch["legal"], batch["policy"], policy_logits.shape[1])
     logp = masked_log_softmax(policy_logits, mask)
     logp_legal = torch.where(mask, logp, torch.zeros_like(logp))  # 0 * -inf would be nan
     has_policy = mask.any(dim=1)
-    n_policy = has_policy.sum().clamp(min=1)
-    policy_loss = -(target * logp_legal).sum(1)[has_policy].sum() / n_policy
+    w = sample_weight if sample_weight is not None else torch.ones(mask.shape[0], device=mask.device)
+    w_policy = w[has_policy]
+    policy_loss = -((target * logp_legal).sum(1)[has_policy] * w_policy).sum() / w_policy.sum().clamp(min=1e-8)
     value_target = value_targets(batch["outcome"], batch.get("value"), value_search_weight)
-    value_loss = -(value_target * torch.log_softmax(wdl_logits, dim=1)).sum(1).mean()
+    value_loss = -((value_target * torch.log_softmax(wdl_logits, dim=1)).sum(1) * w).sum() / w.sum().clamp(min=1e-8)
+    n_policy = has_policy.sum().clamp(min=1)
     total = policy_loss + value_loss_weight * value_loss
     with torch.no_grad():
         entropy = -(logp_legal.exp() * logp_legal).sum(1)[has_policy].sum() / n_policy
@@ -243,6 +264,7 @@ class Learner:
             "policy": torch.as_tensor(batch.policy, dtype=torch.float32, device=self.device),
             "outcome": torch.as_tensor(batch.outcome, dtype=torch.long, device=self.device),
             "value": torch.as_tensor(batch.value, dtype=torch.float32, device=self.device),
+            "surprise": torch.as_tensor(batch.surprise, dtype=torch.float32, device=self.device),
         }
 
     def step(self, batch: SampleBatch) -> dict[str, float]:
@@ -266,6 +288,7 @@ class Learner:
             tensors,
             self.cfg.value_loss_weight,
             self.cfg.value_target_search_weight,
+            surprise_weights(tensors["surprise"], self.cfg.surprise_weight) if self.cfg.surprise_weight > 0 else None,
         )
         self.optimizer.zero_grad(set_to_none=True)
         if self.scaler is not None:

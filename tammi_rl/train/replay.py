@@ -7,11 +7,12 @@
     buf = ReplayBuffer.load_chunks("runs/x/replay", 100_000)
 
 Storage is compact (observations float16: the planes hold 0/1 and counter fractions;
-action indices int16; outcomes int8; search values float16) and grows on demand up to ``capacity``, so a big
-window costs memory only once it is filled. `sample` returns float32/int32/int64 arrays,
-the `SampleBatch` contract. Snapshots are written atomically (temp file + rename) and
-keep the samples oldest first together with ``total_added``, the count of samples ever
-added, which lets a resumed run drop samples a checkpoint does not know about.
+action indices int16; outcomes int8; search values and policy surprises float16) and
+grows on demand up to ``capacity``, so a big window costs memory only once it is filled.
+`sample` returns float32/int32/int64 arrays, the `SampleBatch` contract. Snapshots are
+written atomically (temp file + rename) and keep the samples oldest first together with
+``total_added``, the count of samples ever added, which lets a resumed run drop samples
+a checkpoint does not know about.
 
 A training run saves the buffer as CHUNKS (`save_chunks`): each save writes only the
 samples added since the previous one, as ``chunk_<first>_<end>.npz`` (global sample
@@ -33,8 +34,9 @@ from tammi_rl.legacy import upgrade_replay_snapshot
 from tammi_rl.rules.errors import TammiError
 from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
 
-SNAPSHOT_VERSION = 2
-"""2 added the search values (`tammi_rl.legacy.upgrade_replay_snapshot` reads version 1)."""
+SNAPSHOT_VERSION = 3
+"""2 added the search values, 3 the policy surprises (`tammi_rl.legacy.upgrade_replay_snapshot`
+reads versions 1 and 2)."""
 
 
 _CHUNK_RE = re.compile(r"^chunk_(\d{12})_(\d{12})\.npz$")
@@ -78,9 +80,10 @@ class ReplayBuffer:
         self._policy = np.zeros((n, MAX_LEGAL), np.float16)
         self._outcome = np.zeros((n,), np.int8)
         self._value = np.zeros((n,), np.float16)
+        self._surprise = np.zeros((n,), np.float16)
 
     def _columns(self) -> tuple[np.ndarray, ...]:
-        return self._obs, self._legal, self._policy, self._outcome, self._value
+        return self._obs, self._legal, self._policy, self._outcome, self._value, self._surprise
 
     def _grow(self, needed: int) -> None:
         """Make room for ``needed`` rows (geometric growth, capped at capacity)."""
@@ -120,6 +123,7 @@ class ReplayBuffer:
         self._policy[rows] = batch.policy[part]
         self._outcome[rows] = batch.outcome[part]
         self._value[rows] = batch.value[part]
+        self._surprise[rows] = np.minimum(batch.surprise[part], np.finfo(np.float16).max)
 
     def _ordered_rows(self) -> np.ndarray:
         """Row indices oldest first."""
@@ -134,6 +138,7 @@ class ReplayBuffer:
             self._policy[rows].astype(np.float32),
             self._outcome[rows].astype(np.int64),
             self._value[rows].astype(np.float32),
+            self._surprise[rows].astype(np.float32),
         )
 
     # --- reading --------------------------------------------------------------------
@@ -173,6 +178,7 @@ class ReplayBuffer:
             "policy": self._policy[rows],
             "outcome": self._outcome[rows],
             "value": self._value[rows],
+            "surprise": self._surprise[rows],
         }
         atomic_write(path, lambda fh: np.savez(fh, **arrays))
 
@@ -190,7 +196,7 @@ class ReplayBuffer:
                 raise ReplayError(f"{path}: snapshot format {version}, this version reads 1 to {SNAPSHOT_VERSION}")
             total = int(arrays["total_added"])
             obs, legal = arrays["obs"], arrays["legal"]
-            policy, outcome, value = arrays["policy"], arrays["outcome"], arrays["value"]
+            policy, outcome, value, surprise = arrays["policy"], arrays["outcome"], arrays["value"], arrays["surprise"]
         except ReplayError:
             raise
         except Exception as exc:  # zip/format errors of a corrupt file
@@ -199,7 +205,7 @@ class ReplayBuffer:
         if obs_shape is not None and shape != tuple(obs_shape):
             raise ReplayError(f"{path}: observation shape {shape} does not match this run's {tuple(obs_shape)}")
         buf = cls(capacity, shape)
-        buf.add(SampleBatch(obs, legal, policy, outcome, value))
+        buf.add(SampleBatch(obs, legal, policy, outcome, value, surprise))
         buf.total_added = max(total, len(buf))
         return buf
 
@@ -239,6 +245,7 @@ class ReplayBuffer:
                 "policy": self._policy[rows],
                 "outcome": self._outcome[rows],
                 "value": self._value[rows],
+                "surprise": self._surprise[rows],
             }
             written = directory / f"chunk_{saved:012d}_{self.total_added:012d}.npz"
             atomic_write(written, lambda fh: np.savez(fh, **arrays))
@@ -276,9 +283,17 @@ class ReplayBuffer:
             try:
                 with np.load(path, allow_pickle=False) as data:
                     version = int(data["version"])
-                    if version != SNAPSHOT_VERSION:
-                        raise ReplayError(f"{path}: chunk format {version}, this version reads {SNAPSHOT_VERSION}")
-                    batch = SampleBatch(data["obs"], data["legal"], data["policy"], data["outcome"], data["value"])
+                    if not 2 <= version <= SNAPSHOT_VERSION:
+                        raise ReplayError(f"{path}: chunk format {version}, this version reads 2 to {SNAPSHOT_VERSION}")
+                    arrays = upgrade_replay_snapshot(data)
+                    batch = SampleBatch(
+                        arrays["obs"],
+                        arrays["legal"],
+                        arrays["policy"],
+                        arrays["outcome"],
+                        arrays["value"],
+                        arrays["surprise"],
+                    )
             except ReplayError:
                 raise
             except Exception as exc:  # zip/format errors of a corrupt file

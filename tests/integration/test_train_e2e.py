@@ -103,11 +103,12 @@ def test_smoke_train_checkpoint_resume_eval(tmp_path):
         train(resume_config(run, ["network.channels=32", "train.iterations=4"]), resume_dir=run, out=io.StringIO())
 
 
-@pytest.mark.parametrize("ema", [0, 2000], ids=["trained-weights", "weight-average"])
+@pytest.mark.parametrize("ema", [0, 2000], ids=["plain", "weight-average-and-surprise"])
 def test_resume_continues_exactly(tmp_path, ema):
     """Two iterations then a resume give the same weights as three in one go (with a weight
-    average: the same average and the same trained weights)."""
-    common = ["eval.every=0", f"train.ema_samples={ema}"]
+    average: the same average and the same trained weights; the surprise weights come back
+    with the replay window)."""
+    common = ["eval.every=0", f"train.ema_samples={ema}", f"train.surprise_weight={0.5 if ema else 0.0}"]
     straight = train(smoke(tmp_path, "name=straight", "train.iterations=3", *common), out=io.StringIO())
     train(smoke(tmp_path, "name=split", "train.iterations=2", *common), out=io.StringIO())
     run = tmp_path / "runs" / "split"

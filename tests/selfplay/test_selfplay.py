@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pytest
 import torch
 
 from tammi_rl.config import load_config
 from tammi_rl.legacy import upgrade_selfplay_state
 from tammi_rl.rules.engine import Rules
+from tammi_rl.selfplay.samples import policy_surprise
 from tammi_rl.selfplay.worker import SelfPlayWorker
 from tammi_rl.store.checkpoint import from_plain, to_plain
 
@@ -42,6 +46,18 @@ def test_play_returns_finished_games_and_keeps_the_batch_full():
     values = result.samples.value
     assert values.shape == (len(result.samples),) and np.all(np.abs(values) <= 1.0 + 1e-6)
     assert np.any(values != 0)  # the searched root values, not a placeholder
+    surprise = result.samples.surprise
+    assert surprise.shape == (len(result.samples),) and np.isfinite(surprise).all() and (surprise >= 0).all()
+    assert np.any(surprise > 0)  # a 4-simulation search moves the untrained prior somewhere
+
+
+def test_policy_surprise_is_the_kl_of_the_target_from_the_prior():
+    assert policy_surprise(np.array([0.5, 0.5]), np.array([0.5, 0.5])) == 0.0
+    assert policy_surprise(np.array([1.0, 0.0]), np.array([0.25, 0.75])) == pytest.approx(math.log(4))
+    kl = 0.8 * math.log(0.8 / 0.5) + 0.2 * math.log(0.2 / 0.5)
+    assert policy_surprise(np.array([0.8, 0.2]), np.array([0.5, 0.5])) == pytest.approx(kl)
+    assert np.isnan(policy_surprise(np.zeros(0), np.zeros(0)))  # no hop: nothing to measure
+    assert np.isnan(policy_surprise(np.array([1.0]), np.zeros(0)))  # no prior recorded
 
 
 def test_state_round_trip_continues_games_exactly():
@@ -58,6 +74,7 @@ def test_state_round_trip_continues_games_exactly():
     np.testing.assert_array_equal(ra.samples.policy, rb.samples.policy)
     np.testing.assert_array_equal(ra.samples.outcome, rb.samples.outcome)
     np.testing.assert_array_equal(ra.samples.value, rb.samples.value)
+    np.testing.assert_array_equal(ra.samples.surprise, rb.samples.surprise)
 
 
 def test_games_saved_without_search_values_resume_with_outcomes_as_values():

@@ -140,12 +140,13 @@ def old_game(records: int) -> dict:
 
 def test_selfplay_games_from_before_search_values_get_nan_values():
     rng_state = np.random.default_rng(1).bit_generator.state
-    today = {**old_game(2), "values": np.array([0.5, -0.25], np.float32)}
+    today = {**old_game(2), "values": np.array([0.5, -0.25], np.float32), "surprise": np.zeros(2, np.float32)}
     old = {"rng": rng_state, "games": [old_game(3), today]}
     new = upgrade_selfplay_state(old)
     assert new["rng"] == rng_state and len(new["games"]) == 2
     values = new["games"][0]["values"]
     assert values.dtype == np.float32 and values.shape == (3,) and np.isnan(values).all()
+    assert np.isnan(new["games"][0]["surprise"]).all() and new["games"][0]["surprise"].shape == (3,)
     assert new["games"][1] is today  # games in today's format are kept as they are
     assert "values" not in old["games"][0]  # a copy
     assert upgrade_selfplay_state({"rng": rng_state}) == {"rng": rng_state}  # no games: nothing added
@@ -205,7 +206,7 @@ def test_replay_snapshot_version_1_takes_the_outcomes_as_values(tmp_path):
     """Format 1 (before samples kept their search value): outcome codes 0/1/2 -> values 1/0/-1."""
     old = version_1_arrays(6)
     new = upgrade_replay_snapshot(old)
-    assert int(new["version"]) == 2 and "value" not in old
+    assert int(new["version"]) == 3 and "value" not in old and np.isnan(new["surprise"]).all()
     np.testing.assert_array_equal(new["value"], np.array([1, 0, -1, 1, 0, -1], np.float32))
     np.testing.assert_array_equal(new["value"], outcome_values(old["outcome"]))  # today's reading of the codes
     path = tmp_path / "v1.npz"
@@ -215,13 +216,33 @@ def test_replay_snapshot_version_1_takes_the_outcomes_as_values(tmp_path):
     np.testing.assert_array_equal(back.contents().value, new["value"])
 
 
+def test_replay_snapshot_version_2_gets_unmeasured_surprises(tmp_path):
+    """Format 2 (before samples kept their policy surprise): NaN, read by the learner as an
+    average sample; a run's chunk directory of format 2 still resumes."""
+    old = {**version_1_arrays(4), "version": np.array(2), "value": np.full(4, 0.5, np.float16)}
+    new = upgrade_replay_snapshot(old)
+    assert int(new["version"]) == 3 and new["surprise"].shape == (4,) and np.isnan(new["surprise"]).all()
+    chunks = tmp_path / "replay"
+    chunks.mkdir()
+    np.savez(chunks / "chunk_000000000000_000000000004.npz", **{k: v for k, v in old.items() if k != "total_added"})
+    back = ReplayBuffer.load_chunks(chunks, 10, SHAPE)
+    assert len(back) == 4 and np.isnan(back.contents().surprise).all()
+    np.testing.assert_array_equal(back.contents().value, np.full(4, 0.5, np.float32))
+
+
 def test_replay_snapshot_of_today_passes_unchanged():
-    today = {**version_1_arrays(3), "version": np.array(2), "value": np.full(3, 0.5, np.float32)}
+    today = {
+        **version_1_arrays(3),
+        "version": np.array(3),
+        "value": np.full(3, 0.5, np.float32),
+        "surprise": np.full(3, 0.25, np.float16),
+    }
     assert upgrade_replay_snapshot(today).keys() == today.keys()
     np.testing.assert_array_equal(upgrade_replay_snapshot(today)["value"], today["value"])
+    np.testing.assert_array_equal(upgrade_replay_snapshot(today)["surprise"], today["surprise"])
 
 
-@pytest.mark.parametrize("version", [0, 3])
+@pytest.mark.parametrize("version", [0, 4])
 def test_unknown_replay_snapshot_formats_are_left_for_the_reader_to_refuse(version):
     arrays = {**version_1_arrays(2), "version": np.array(version)}
     new = upgrade_replay_snapshot(arrays)

@@ -17,6 +17,7 @@ from tammi_rl.train.learner import (
     dense_targets,
     masked_log_softmax,
     policy_value_loss,
+    surprise_weights,
     value_targets,
 )
 
@@ -34,7 +35,8 @@ def random_batch(n: int, n_actions: int, seed: int = 0) -> SampleBatch:
         p = rng.random(k) ** 3
         policy[i, :k] = p / p.sum()
     outcome = rng.integers(0, 3, size=n).astype(np.int64)
-    return SampleBatch(obs, legal, policy, outcome, rng.uniform(-1, 1, size=n).astype(np.float32))
+    value = rng.uniform(-1, 1, size=n).astype(np.float32)
+    return SampleBatch(obs, legal, policy, outcome, value, rng.exponential(0.3, size=n).astype(np.float32))
 
 
 def test_dense_targets_scatter():
@@ -73,6 +75,35 @@ def test_loss_values_match_definition():
     assert m["loss/total"] == pytest.approx(math.log(2) + 2 * math.log(3))
     assert m["policy/entropy"] == pytest.approx(math.log(2))
     assert float(loss) == pytest.approx(m["loss/total"])
+
+
+def test_surprise_weights_keep_the_mean_and_favour_surprising_samples():
+    surprise = torch.tensor([0.0, 1.0, 3.0, float("nan")])
+    w = surprise_weights(surprise, 0.5)
+    # mean surprise of the measured three: 4/3; weight 0.5 + 0.5 * s / (4/3)
+    torch.testing.assert_close(w, torch.tensor([0.5, 0.5 + 0.375, 0.5 + 1.125, 1.0]))
+    assert float(w[:3].mean()) == pytest.approx(1.0)
+    assert torch.equal(surprise_weights(surprise, 0.0), torch.ones(4))
+    assert torch.equal(surprise_weights(torch.full((3,), float("nan")), 0.5), torch.ones(3))  # old samples
+    assert torch.equal(surprise_weights(torch.zeros(3), 1.0), torch.ones(3))  # nothing surprised the net
+
+
+def test_weighted_loss_is_the_weighted_mean_of_the_per_sample_losses():
+    legal = torch.tensor([[0, 1], [0, 1], [-1, -1]])  # the third sample is value-only
+    policy = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    logits = torch.tensor([[0.0, 0.0], [0.0, math.log(3.0)], [0.0, 0.0]])
+    wdl = torch.zeros(3, 3)
+    wdl[0, 0] = math.log(2.0)
+    batch = {"legal": legal, "policy": policy, "outcome": torch.tensor([0, 0, 1])}
+    weight = torch.tensor([3.0, 1.0, 2.0])
+    _, m = policy_value_loss(logits, wdl, batch, 1.0, 0.0, weight)
+    policy_ce = torch.tensor([math.log(2.0), -math.log(0.75)])
+    value_ce = torch.tensor([-math.log(0.5), math.log(3.0), math.log(3.0)])
+    assert m["loss/policy"] == pytest.approx(float((policy_ce * weight[:2]).sum() / 4.0))
+    assert m["loss/value"] == pytest.approx(float((value_ce * weight).sum() / 6.0))
+    _, even = policy_value_loss(logits, wdl, batch, 1.0, 0.0, torch.ones(3))
+    _, plain = policy_value_loss(logits, wdl, batch, 1.0, 0.0)
+    assert even == plain
 
 
 def test_value_targets_blend_outcome_and_search_value():

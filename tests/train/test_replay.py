@@ -20,7 +20,8 @@ def make_batch(start: int, n: int) -> SampleBatch:
     legal[:, 1] = 895 - ids % 896
     policy = np.zeros((n, MAX_LEGAL), np.float32)
     policy[:, 0], policy[:, 1] = 0.75, 0.25
-    return SampleBatch(obs, legal, policy, (ids % 3).astype(np.int64), (ids % 7 / 7).astype(np.float32))
+    value, surprise = (ids % 7 / 7).astype(np.float32), (ids % 5 / 4).astype(np.float32)
+    return SampleBatch(obs, legal, policy, (ids % 3).astype(np.int64), value, surprise)
 
 
 def ids_of(batch: SampleBatch) -> list[int]:
