@@ -8,8 +8,8 @@ An arm is a space-separated list of ``key=value`` changes to the config's learne
 ``threads`` (torch intra-op threads), ``batch_size``, ``precision`` (fp32/bf16/auto),
 ``channels_last`` (0/1), ``compile`` (``torch.compile`` of the training copy) and
 ``network.blocks``/``network.channels``. Each arm trains a fresh network of the config on
-the same synthetic batches (random board planes, a realistic number of legal actions a
-position and a random target over them): the work of a step depends on the shapes, not on
+the same synthetic batches (`bench_gpu.random_batch`: random board planes, a few legal
+actions a position and a random target over them): the work of a step depends on the shapes, not on
 the numbers. Arms alternate round by round so they see the same machine load; per arm it
 prints the median milliseconds a step and samples a second, and the ratio to the first arm.
 """
@@ -24,15 +24,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
+from tammi_rl.benchmarks.bench_gpu import random_batch
 from tammi_rl.config import Config, load_config
 from tammi_rl.env.observation import ObservationEncoder
 from tammi_rl.nn.model import build_model
 from tammi_rl.rules.engine import Rules
-from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
 from tammi_rl.train.learner import Learner
-
-LEGAL_PER_POSITION = 8
-"""Legal hops a synthetic position lists: about the mean of self-play positions."""
 
 
 @dataclass
@@ -80,21 +77,6 @@ def parse_arm(text: str, cfg: Config) -> Arm:
     )
 
 
-def synthetic_batch(n_actions: int, obs_shape: tuple[int, ...], n: int, rng: np.random.Generator) -> SampleBatch:
-    """``n`` samples with the shapes of real ones (see the module docstring)."""
-    obs = (rng.random((n, *obs_shape)) < 0.1).astype(np.float32)
-    legal = np.full((n, MAX_LEGAL), -1, np.int32)
-    policy = np.zeros((n, MAX_LEGAL), np.float32)
-    for row in range(n):
-        actions = rng.choice(n_actions, LEGAL_PER_POSITION, replace=False)
-        legal[row, :LEGAL_PER_POSITION] = actions
-        policy[row, :LEGAL_PER_POSITION] = rng.dirichlet(np.ones(LEGAL_PER_POSITION))
-    outcome = rng.integers(0, 3, n).astype(np.int64)
-    value = rng.uniform(-1, 1, n).astype(np.float32)
-    surprise = rng.exponential(0.3, n).astype(np.float32)
-    return SampleBatch(obs, legal, policy, outcome, value, surprise)
-
-
 class ArmRunner:
     """A learner built for one arm; `time_steps` measures its steps."""
 
@@ -112,7 +94,7 @@ class ArmRunner:
             self.learner.model = torch.compile(self.learner.model)  # type: ignore[assignment]
         obs_shape = ObservationEncoder.for_rules(rules).shape
         rng = np.random.default_rng(seed)
-        self.batches = [synthetic_batch(model.n_actions, obs_shape, arm.batch_size, rng) for _ in range(4)]
+        self.batches = [random_batch(arm.batch_size, obs_shape, model.n_actions, rng) for _ in range(4)]
 
     def time_steps(self, steps: int) -> list[float]:
         torch.set_num_threads(self.arm.threads)

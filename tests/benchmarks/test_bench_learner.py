@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from tammi_rl.benchmarks.bench_learner import main, parse_arm, synthetic_batch
+from tammi_rl.benchmarks.bench_learner import main, parse_arm
 from tammi_rl.config import load_config
 
 
@@ -17,14 +16,6 @@ def test_an_arm_reads_its_changes_over_the_config() -> None:
     assert parse_arm("", cfg).label == "config"
     with pytest.raises(SystemExit, match=r"unknown key\(s\) \['bogus'\]"):
         parse_arm("bogus=1", cfg)
-
-
-def test_synthetic_samples_have_legal_targets_that_sum_to_one() -> None:
-    batch = synthetic_batch(500, (5, 8, 8), 16, np.random.default_rng(0))
-    listed = batch.legal >= 0
-    assert (listed.sum(1) == 8).all() and batch.legal.max() < 500
-    np.testing.assert_allclose(batch.policy.sum(1), 1.0, rtol=1e-5)
-    assert (batch.policy[~listed] == 0).all()
 
 
 def test_bench_learner_prints_a_row_per_arm(capsys: pytest.CaptureFixture[str]) -> None:
