@@ -20,8 +20,11 @@ class Session:
         self.out = io.StringIO()
         self.engine = HubEngine(player, self.out, variant)
         self.seen = 0
+        self.said_at = 0
+        """The output's length (in lines) when `say` last sent commands."""
 
     def say(self, *lines: str, wait: bool = True) -> list[str]:
+        self.said_at = len(self.out.getvalue().splitlines())
         for line in lines:
             assert self.engine.handle(line) is True
         if wait:
@@ -35,18 +38,22 @@ class Session:
         return new
 
     def lines_until(self, prefix: str, seconds: float = SEARCH_TIMEOUT_S) -> list[str]:
-        """The new lines once one starts with ``prefix`` (polls; fails after ``seconds``).
+        """Every line since the last `say` (those it returned too) once one starts with
+        ``prefix``; polls, and fails after ``seconds``.
 
         Waiting for a line rather than sleeping a fixed time keeps a test true on a cold
-        numba cache or a busy machine, where a first search may compile for many seconds."""
+        numba cache or a busy machine, where a first search may compile for many seconds;
+        looking back to the last `say` keeps it true on a warm one, where the search may
+        have answered before `say` returned."""
         deadline = time.monotonic() + seconds
-        lines: list[str] = []
-        while time.monotonic() < deadline:
-            lines += self.new_lines()
+        while True:
+            self.new_lines()
+            lines = self.out.getvalue().splitlines()[self.said_at :]
             if any(line.startswith(prefix) for line in lines):
                 return lines
+            if time.monotonic() >= deadline:
+                raise AssertionError(f"no line starting {prefix!r} within {seconds} s: {lines}")
             time.sleep(0.02)
-        raise AssertionError(f"no line starting {prefix!r} within {seconds} s: {lines}")
 
     def done_within(self, seconds: float) -> list[str]:
         """The new lines once ``done`` has come (fails after ``seconds``)."""
