@@ -608,7 +608,9 @@ def test_pdn_free_text(text, variant):
 def pdn_game(draw, rules: Rules):
     """PDN text of a random legal game (maybe from a mid-game FEN), with its moves and start."""
     positions, moves = random_line(rules, draw(seeds), draw(st.integers(0, 50)))
-    cut = draw(st.integers(0, len(moves)))
+    # a FEN needs a piece for each side (a game's last position may have none for the loser)
+    starts = [i for i, p in enumerate(positions) if (p.white_men | p.white_kings) and (p.black_men | p.black_kings)]
+    cut = draw(st.sampled_from(starts))
     start, moves = positions[cut], moves[cut:]
     result = draw(st.sampled_from(["*", "1-0", "0-1", "1/2-1/2", "2-0"]))
     tags = draw(st.fixed_dictionaries({}, optional={"White": st.text(max_size=8), "Event": st.text(max_size=8)}))
