@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -41,6 +40,7 @@ import numpy as np
 import torch
 
 from tammi_rl.config import Config, load_config
+from tammi_rl.config.cores import split_cores, usable_cores
 from tammi_rl.distributed.inference import BatchForward, inference_dtype
 from tammi_rl.distributed.pool import Delivery, merge_stats
 from tammi_rl.distributed.processes import ProcessPool
@@ -373,7 +373,7 @@ def main(argv: list[str] | None = None) -> None:
     fwd_seconds = args.forward_seconds if args.forward_seconds is not None else (0.1 if quick else 0.5)
     batches = args.batches or ([1, 32, 256] if quick else [1, 32, 64, 128, 256, 512, 1024, 2048])
     workers = args.workers or ([1, 2] if quick else [1, 4, 8, 14])
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = usable_cores()
     overrides = [f"device={device}", "selfplay.inference=server"]
     cfg = load_config(config, overrides)
     net = f"{cfg.network.blocks}x{cfg.network.channels}"
@@ -393,8 +393,9 @@ def main(argv: list[str] | None = None) -> None:
         "notes": [],
     }
 
-    if cfg.threads > 0:
-        torch.set_num_threads(cfg.threads)  # the trainer's (and a CPU server's) threads
+    threads = split_cores(cfg, cores, on_cuda=device.type == "cuda").learner_threads
+    if threads > 0:
+        torch.set_num_threads(threads)  # the trainer's threads
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)

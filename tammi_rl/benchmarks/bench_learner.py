@@ -26,6 +26,7 @@ import torch
 
 from tammi_rl.benchmarks.bench_gpu import random_batch
 from tammi_rl.config import Config, load_config
+from tammi_rl.config.cores import split_cores
 from tammi_rl.env.observation import ObservationEncoder
 from tammi_rl.nn.model import build_model
 from tammi_rl.rules.engine import Rules
@@ -67,7 +68,7 @@ def parse_arm(text: str, cfg: Config) -> Arm:
         raise SystemExit(f"--arm {text!r}: unknown key(s) {sorted(unknown)}; known: {sorted(known)}")
     return Arm(
         label=text or "config",
-        threads=int(values.get("threads", cfg.threads or 1)),
+        threads=int(values.get("threads", split_cores(cfg).learner_threads or 1)),
         batch_size=int(values.get("batch_size", cfg.train.batch_size)),
         precision=values.get("precision", cfg.train.precision),
         channels_last=values.get("channels_last", "1") == "1",

@@ -155,7 +155,8 @@ class SelfPlayConfig:
     resign_min_plies: int = setting(20, "Plies a game must have reached before a side may resign.", min=0)
     workers: int | str = setting(
         "auto",
-        'Self-play worker processes beside the trainer: "auto" (one per CPU core this process may use), '
+        'Self-play worker processes beside the trainer: "auto" (the cores this process may use that the '
+        "learner's threads do not, plus one; every core on CUDA), "
         "a number, or 0 (self-play and learning take turns in the trainer process, exactly reproducible).",
         min=0,
         choices=("auto",),
@@ -425,7 +426,14 @@ class Config:
     device: str = setting(
         "auto", 'Torch device of the network: "auto" (CUDA when present, else the CPU), "cpu", "cuda" or "cuda:N".'
     )
-    threads: int = setting(1, "torch (and ONNX Runtime) intra-op threads (0: the library's default).", min=0)
+    threads: int | str = setting(
+        "auto",
+        'The learner\'s torch threads: "auto" (its share of the cores at the replay ratio, with '
+        "selfplay.workers: auto taking the rest; one thread on CUDA), a number (also the threads of "
+        "each worker's torch and ONNX Runtime), or 0 (the library's default).",
+        min=0,
+        choices=("auto",),
+    )
     runtime: str = setting(
         "onnx-int8",
         'Inference runtime of the network in search: "auto" (ONNX Runtime on the CPU, where it measures '

@@ -48,6 +48,7 @@ import numpy as np
 import torch
 
 from tammi_rl.config import Config
+from tammi_rl.config.cores import worker_threads
 from tammi_rl.distributed.children import STOP_GRACE_S, describe_exit, die_with_parent
 from tammi_rl.distributed.weights import BoardSpec, WeightBoard
 from tammi_rl.env.observation import N_PLANES
@@ -483,7 +484,7 @@ class InferenceServer:
         options: ServerOptions | None = None,
     ) -> None:
         ctx = ctx or mp.get_context("spawn")
-        options = options or ServerOptions(threads=cfg.threads)
+        options = options or ServerOptions(threads=worker_threads(cfg))
         rules = Rules.for_variant(cfg.variant)
         size = rules.geometry.size
         n_actions = ActionCodec.for_rules(rules).n_actions

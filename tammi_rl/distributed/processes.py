@@ -39,7 +39,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import multiprocessing as mp
-import os
 import sys
 import time
 import traceback
@@ -62,16 +61,6 @@ STALL_S = 600.0
 
 GAMES_PER_MESSAGE = 2
 """A worker sends once at least this many games have finished (a few hundred samples)."""
-
-
-def cpu_workers(setting: int | str, cores: int | None = None) -> int:
-    """Worker processes ``selfplay.workers`` asks for: ``auto`` is one per core this process
-    may use (at least 1); a number is taken as it is (0: self-play in the trainer)."""
-    if setting != "auto":
-        return int(setting)
-    if cores is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, cores)
 
 
 def worker_main(

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from tammi_rl.config import Config
+from tammi_rl.config.cores import worker_threads
 from tammi_rl.mcts.search import BatchedSearch, RootState
 from tammi_rl.nn.model import build_model
 from tammi_rl.nn.runtime import make_runtime
@@ -80,7 +81,7 @@ class SelfPlayWorker:
         self.search = BatchedSearch(rules, cfg.mcts, max_trees=cfg.selfplay.parallel_games, max_simulations=sims)
         self.codec = self.search.codec
         self.rng = np.random.default_rng(seed)
-        self.runtime = make_runtime(self.model, device, cfg.runtime, cfg.threads)
+        self.runtime = make_runtime(self.model, device, cfg.runtime, worker_threads(cfg))
         self.evaluate = self.runtime.evaluate
         self._active: list[_Slot] = []
         """Games in progress; they carry over from one `play` call to the next."""

@@ -46,9 +46,10 @@ import numpy as np
 import torch
 
 from tammi_rl.config import Config, load_config
+from tammi_rl.config.cores import split_cores
 from tammi_rl.distributed import ray_backend
 from tammi_rl.distributed.pool import WorkerPool, merge_stats
-from tammi_rl.distributed.processes import ProcessPool, cpu_workers
+from tammi_rl.distributed.processes import ProcessPool
 from tammi_rl.env.observation import ObservationEncoder
 from tammi_rl.nn.model import build_model, resolve_device
 from tammi_rl.rules.engine import Rules
@@ -98,7 +99,7 @@ def worker_count(cfg: Config) -> int:
     """Self-play workers beside the trainer: Ray actors, or ``selfplay.workers`` processes (0: none)."""
     if cfg.distributed.backend == "ray":
         return cfg.distributed.num_actors
-    return cpu_workers(cfg.selfplay.workers)
+    return split_cores(cfg, on_cuda=resolve_device(cfg.device).type == "cuda").workers
 
 
 def default_pool(cfg: Config, epoch: int) -> WorkerPool:
@@ -239,11 +240,13 @@ class Trainer:
         self.run = open_run(resume_dir) if resume_dir is not None else RunDir.for_config(cfg)
         if resume_dir is None:
             self.run.prepare(cfg, resume=False)  # fails fast on a run that already has checkpoints
-        if cfg.threads > 0:
-            torch.set_num_threads(cfg.threads)
+        self.device = resolve_device(cfg.device)
+        self.cores = split_cores(cfg, on_cuda=self.device.type == "cuda")
+        """How self-play and the learner share the cores (``selfplay.workers``, ``threads``)."""
+        if self.cores.learner_threads > 0:
+            torch.set_num_threads(self.cores.learner_threads)
         seed_everything(cfg.seed)
         self.rules = Rules.for_variant(cfg.variant)
-        self.device = resolve_device(cfg.device)
         self.obs_shape = ObservationEncoder.for_rules(self.rules).shape
         self.learner = Learner(build_model(self.rules, cfg.network), cfg.train, self.device)
         self.replay = ReplayBuffer(cfg.replay.capacity, self.obs_shape)
@@ -274,6 +277,8 @@ class Trainer:
         if resume_dir is not None:
             self._resume()
             self.run.prepare(cfg, resume=True)
+        if self.asynchronous and cfg.distributed.backend != "ray" and "auto" in (cfg.threads, cfg.selfplay.workers):
+            self._say(f"note: {self.cores.describe()} (auto)")
         paced = self.counters.pace_from_here(cfg.train.replay_ratio)
         if paced:
             self._say(f"note: {paced}")

@@ -20,8 +20,9 @@ import torch
 from support.processes_util import wait_dead
 
 from tammi_rl.config import load_config
+from tammi_rl.config.cores import split_cores
 from tammi_rl.distributed.pool import WorkerDiedError, merge_stats
-from tammi_rl.distributed.processes import ProcessPool, cpu_workers
+from tammi_rl.distributed.processes import ProcessPool
 from tammi_rl.distributed.weights import WeightBoard
 from tammi_rl.store.checkpoint import load_checkpoint
 from tammi_rl.train.pacing import ReplayRatio
@@ -98,10 +99,9 @@ def test_replay_ratio_pacing():
 
 
 def test_worker_count_and_auto():
-    assert cpu_workers("auto", cores=2) == 2 and cpu_workers("auto", cores=1) == 1 and cpu_workers(0) == 0
     assert worker_count(load_config(SMOKE)) == 0
     assert worker_count(load_config(SMOKE, ["selfplay.workers=3"])) == 3
-    assert worker_count(load_config(None)) == cpu_workers("auto")
+    assert worker_count(load_config(None)) == split_cores(load_config(None)).workers >= 1
 
 
 def test_merge_stats_sums_counts_and_weights_rates():
