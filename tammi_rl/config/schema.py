@@ -30,6 +30,11 @@ class NetworkConfig:
     blocks: int = setting(4, "Residual blocks in the tower; more blocks give a stronger but slower network.", min=1)
     channels: int = setting(48, "Convolution channels (filters) of the stem and of every residual block.", min=1)
     value_hidden: int = setting(64, "Hidden units of the fully connected layer in the win/draw/loss value head.", min=1)
+    soft_policy: bool = setting(
+        False,
+        "An auxiliary policy output trained on the softened search policy (train.soft_policy_weight); "
+        "it shares the policy head's hidden layer, never plays and is left out of exported networks.",
+    )
 
 
 SEARCH_ALGORITHMS = ("gumbel", "puct")
@@ -273,6 +278,13 @@ class TrainConfig:
         "weighs the same; KataGo uses 0.5).",
         min=0.0,
         max=1.0,
+    )
+    soft_policy_weight: float = setting(
+        8.0,
+        "Weight of the soft-policy loss when network.soft_policy is on: the cross-entropy of the "
+        "auxiliary output to the search policy raised to the power 1/4 and renormalised, which "
+        "teaches the order of the moves the search rated low (KataGo's weight is 8).",
+        min=0.0,
     )
     ema_samples: int = setting(
         0,

@@ -8,9 +8,16 @@ per cell (one per direction and distance), and the action logits are read off at
 playable cells in canonical square order, so ``action = (square * 4 + direction) *
 max_distance + distance - 1`` (`tammi_rl.rules.actions`) maps onto the board's own
 geometry with no large dense layer.
+
+With ``network.soft_policy`` a second 1x1 convolution on the policy head's hidden layer
+gives auxiliary logits of the same layout, trained on a softened policy target
+(`tammi_rl.train.learner`); only `PolicyValueNet.forward_with_soft` returns them, so search,
+players and exported networks see the same two outputs as without it.
 """
 
 from __future__ import annotations
+
+from typing import cast
 
 import torch
 from torch import nn
@@ -66,17 +73,30 @@ class PolicyValueNet(nn.Module):
             nn.ReLU(inplace=True),
             nn.Linear(cfg.value_hidden, 3),
         )
+        self.soft_policy_out = nn.Conv2d(cfg.channels, 4 * max_distance, 1) if cfg.soft_policy else None
         self.register_buffer("cells", torch.tensor(cells, dtype=torch.long), persistent=False)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x: [B, C, H, W] -> (policy logits [B, A], WDL logits [B, 3])."""
         h = self.tower(self.stem(x))
-        p = self.policy_conv(h).flatten(2)  # [B, 4*D, H*W]
-        p = p.index_select(2, self.cells)  # [B, 4*D, S] in canonical square order
+        return self._actions(self.policy_conv(h)), self.value_fc(self.value_conv(h).flatten(1))
+
+    def forward_with_soft(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """x: [B, C, H, W] -> (policy logits [B, A], WDL logits [B, 3], soft-policy logits [B, A])."""
+        if self.soft_policy_out is None:
+            raise ValueError("this network has no soft-policy output (network.soft_policy is off)")
+        h = self.tower(self.stem(x))
+        hidden = self.policy_conv[:-1](h)
+        policy = self._actions(self.policy_conv[-1](hidden))
+        return policy, self.value_fc(self.value_conv(h).flatten(1)), self._actions(self.soft_policy_out(hidden))
+
+    def _actions(self, planes: torch.Tensor) -> torch.Tensor:
+        """Per-cell head output [B, 4*D, H, W] -> action logits [B, A] in (square, direction,
+        distance) order."""
+        cells = cast(torch.Tensor, self.cells)  # a registered buffer
+        p = planes.flatten(2).index_select(2, cells)  # [B, 4*D, S] in canonical square order
         b, _, s = p.shape
-        p = p.view(b, 4, self.max_distance, s).permute(0, 3, 1, 2).reshape(b, -1)  # (sq, dir, dist)
-        v = self.value_fc(self.value_conv(h).flatten(1))
-        return p, v
+        return p.view(b, 4, self.max_distance, s).permute(0, 3, 1, 2).reshape(b, -1)
 
 
 def build_model(rules: Rules, cfg: NetworkConfig) -> PolicyValueNet:

@@ -16,6 +16,11 @@ the win/draw/loss distribution with that expectation and the most draw mass
 and target tensors. A sample whose ``legal`` row is all -1 (a value-only sample) adds
 no policy loss.
 
+With ``network.soft_policy`` the network's auxiliary output adds ``train.soft_policy_weight``
+times the cross-entropy to the search policy raised to the power `SOFT_POLICY_POWER` and
+renormalised (KataGo's auxiliary soft policy target): the flattened target puts weight on the
+order of the moves the search rated low, which the sharp target hardly trains.
+
 With ``train.ema_samples`` the network that plays (self-play, evaluation, gating,
 checkpoints) is an exponential moving average of the trained weights, `WeightAverage`,
 while the optimiser keeps stepping its own copy: averaging removes the noise of the last
@@ -35,7 +40,11 @@ from torch import nn
 from torch.nn import functional as F
 
 from tammi_rl.config import TrainConfig
+from tammi_rl.nn.model import PolicyValueNet
 from tammi_rl.selfplay.samples import SampleBatch
+
+SOFT_POLICY_POWER = 0.25
+"""The soft-policy target is the search policy to this power, renormalised (temperature 4)."""
 
 
 class SampleSource(Protocol):
@@ -130,6 +139,23 @@ def policy_value_loss(
         "value/accuracy": float(accuracy),
     }
     return total, metrics
+
+
+def soft_policy_loss(
+    soft_logits: torch.Tensor, batch: dict[str, torch.Tensor], sample_weight: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Cross-entropy of ``soft_logits [B, A]`` to the search policy raised to the power
+    `SOFT_POLICY_POWER` and renormalised over its support (samples without a policy add nothing)."""
+    mask, target = dense_targets(batch["legal"], batch["policy"], soft_logits.shape[1])
+    soft = target.clamp(min=0.0).pow(SOFT_POLICY_POWER)  # 0 stays 0: unvisited moves stay out
+    total = soft.sum(1, keepdim=True)
+    has_policy = mask.any(dim=1) & (total.squeeze(1) > 0)
+    soft = soft / total.clamp(min=1e-12)
+    logp = masked_log_softmax(soft_logits, mask)
+    logp_legal = torch.where(mask, logp, torch.zeros_like(logp))
+    w = sample_weight if sample_weight is not None else torch.ones(mask.shape[0], device=mask.device)
+    w = w[has_policy]
+    return -((soft * logp_legal).sum(1)[has_policy] * w).sum() / w.sum().clamp(min=1e-8)
 
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
@@ -254,6 +280,11 @@ class Learner:
             group["lr"] = lr
 
     @property
+    def trains_soft_policy(self) -> bool:
+        """Whether the network has a soft-policy output (``network.soft_policy``) with a weight."""
+        return getattr(self.model, "soft_policy_out", None) is not None and self.cfg.soft_policy_weight > 0
+
+    @property
     def lr(self) -> float:
         return float(self.optimizer.param_groups[0]["lr"])
 
@@ -279,17 +310,30 @@ class Learner:
             if self.amp_dtype is not None
             else contextlib.nullcontext()
         )
+        soft = self.trains_soft_policy
+        soft_logits: torch.Tensor | None = None
         with amp:
-            policy_logits, wdl_logits = self.model(obs)
+            if soft:
+                policy_logits, wdl_logits, soft_logits = cast(PolicyValueNet, self.model).forward_with_soft(obs)
+            else:
+                policy_logits, wdl_logits = self.model(obs)
         # The loss in fp32 (a no-op without autocast): log-softmax over a few hundred actions.
+        weights = (
+            surprise_weights(tensors["surprise"], self.cfg.surprise_weight) if self.cfg.surprise_weight > 0 else None
+        )
         loss, metrics = policy_value_loss(
             policy_logits.float(),
             wdl_logits.float(),
             tensors,
             self.cfg.value_loss_weight,
             self.cfg.value_target_search_weight,
-            surprise_weights(tensors["surprise"], self.cfg.surprise_weight) if self.cfg.surprise_weight > 0 else None,
+            weights,
         )
+        if soft_logits is not None:
+            soft_loss = soft_policy_loss(soft_logits.float(), tensors, weights)
+            loss = loss + self.cfg.soft_policy_weight * soft_loss
+            metrics["loss/soft_policy"] = float(soft_loss.detach())
+            metrics["loss/total"] = float(loss.detach())
         self.optimizer.zero_grad(set_to_none=True)
         if self.scaler is not None:
             self.scaler.scale(loss).backward()

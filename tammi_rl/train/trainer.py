@@ -207,7 +207,10 @@ def _status(
         f"buffer {buffer}",
     ]
     if metrics:
-        parts.append(f"loss {metrics['loss/total']:.3f} (p {metrics['loss/policy']:.3f} v {metrics['loss/value']:.3f})")
+        soft = f" soft {metrics['loss/soft_policy']:.3f}" if "loss/soft_policy" in metrics else ""
+        parts.append(
+            f"loss {metrics['loss/total']:.3f} (p {metrics['loss/policy']:.3f} v {metrics['loss/value']:.3f}{soft})"
+        )
     else:
         parts.append(f"loss - (buffer < {cfg.replay.min_samples})")
     if c.eval_scores:

@@ -17,6 +17,7 @@ from tammi_rl.train.learner import (
     dense_targets,
     masked_log_softmax,
     policy_value_loss,
+    soft_policy_loss,
     surprise_weights,
     value_targets,
 )
@@ -314,3 +315,62 @@ def test_turning_the_average_off_at_a_resume_keeps_training_the_trained_weights(
     fresh.model.load_state_dict(plain.weights())
     fresh.load_state_dict(plain.state_dict())
     torch.testing.assert_close(fresh.weights()["stem.0.weight"], plain.weights()["stem.0.weight"])
+
+
+# --- the auxiliary soft-policy target ------------------------------------------------------------
+SOFT = NetworkConfig(blocks=1, channels=16, value_hidden=16, soft_policy=True)
+
+
+def test_soft_policy_target_is_the_policy_to_the_quarter_power_renormalised():
+    legal = torch.tensor([[2, 0, 1, -1], [-1, -1, -1, -1]])
+    policy = torch.tensor([[0.81, 0.19, 0.0, 0.0], [0, 0, 0, 0]])
+    logits = torch.randn(2, 4)
+    batch = {"legal": legal, "policy": policy}
+    soft = torch.tensor([0.81**0.25, 0.19**0.25])
+    soft = soft / soft.sum()  # action 2 then action 0; action 1 was legal but never chosen: 0
+    logp = torch.log_softmax(logits[0, [2, 0, 1]], dim=0)
+    expected = -(soft[0] * logp[0] + soft[1] * logp[1])
+    assert float(soft_policy_loss(logits, batch)) == pytest.approx(float(expected), rel=1e-5)
+    assert float(soft[1]) > 0.19 * 1.5  # flatter than the policy itself
+
+
+def test_the_soft_output_changes_nothing_that_plays(russian):
+    plain = build_model(russian, TINY).eval()
+    soft = build_model(russian, SOFT).eval()
+    missing, unexpected = soft.load_state_dict(plain.state_dict(), strict=False)
+    assert unexpected == [] and all(key.startswith("soft_policy_out.") for key in missing) and missing
+    obs = torch.as_tensor(random_batch(8, plain.n_actions, seed=4).obs)
+    with torch.no_grad():
+        p, v = plain(obs)
+        sp, sv = soft(obs)
+        wp, wv, ws = soft.forward_with_soft(obs)
+    assert torch.equal(p, sp) and torch.equal(v, sv)
+    assert torch.allclose(p, wp, atol=1e-6) and torch.allclose(v, wv, atol=1e-6)
+    assert ws.shape == p.shape and not torch.allclose(ws, wp)
+    with pytest.raises(ValueError, match="soft-policy"):
+        plain.forward_with_soft(obs)
+
+
+@pytest.mark.parametrize("weight", [8.0, 0.0])
+def test_the_learner_trains_the_soft_output_with_its_weight(russian, weight):
+    model = build_model(russian, SOFT)
+    head = copy.deepcopy(model.soft_policy_out.state_dict())
+    learner = Learner(model, TrainConfig(batch_size=16, lr=1e-2, soft_policy_weight=weight))
+    batch = random_batch(16, model.n_actions, seed=5)
+    first = learner.step(batch)
+    for _ in range(30):
+        last = learner.step(batch)
+    moved = any(
+        not torch.equal(a, b) for a, b in zip(head.values(), model.soft_policy_out.state_dict().values(), strict=True)
+    )
+    if weight > 0:
+        assert learner.trains_soft_policy and moved
+        assert last["loss/soft_policy"] < first["loss/soft_policy"]
+        assert last["loss/total"] == pytest.approx(
+            last["loss/policy"]
+            + TrainConfig().value_loss_weight * last["loss/value"]
+            + weight * last["loss/soft_policy"],
+            rel=1e-4,
+        )
+    else:
+        assert not learner.trains_soft_policy and not moved and "loss/soft_policy" not in last
