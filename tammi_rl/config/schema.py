@@ -30,6 +30,13 @@ class NetworkConfig:
     blocks: int = setting(4, "Residual blocks in the tower; more blocks give a stronger but slower network.", min=1)
     channels: int = setting(48, "Convolution channels (filters) of the stem and of every residual block.", min=1)
     value_hidden: int = setting(64, "Hidden units of the fully connected layer in the win/draw/loss value head.", min=1)
+    global_pooling: bool = setting(
+        False,
+        "Global pooling in every second residual block, counted from the last: a third of its "
+        "channels are averaged and maxed over the board and give the other channels a bias, so one "
+        "block sees the whole board (material, tempo, a far king) rather than a 5x5 window "
+        "(KataGo's global pooling bias).",
+    )
     soft_policy: bool = setting(
         False,
         "An auxiliary policy output trained on the softened search policy (train.soft_policy_weight); "

@@ -9,6 +9,9 @@ playable cells in canonical square order, so ``action = (square * 4 + direction)
 max_distance + distance - 1`` (`tammi_rl.rules.actions`) maps onto the board's own
 geometry with no large dense layer.
 
+With ``network.global_pooling`` every second residual block (`GlobalPoolingBlock`) also
+sees a summary of the whole board; without it a block sees a 5x5 window of its input.
+
 With ``network.soft_policy`` a second 1x1 convolution on the policy head's hidden layer
 gives auxiliary logits of the same layout, trained on a softened policy target
 (`tammi_rl.train.learner`); only `PolicyValueNet.forward_with_soft` returns them, so search,
@@ -43,6 +46,42 @@ class ResidualBlock(nn.Module):
         return F.relu(x + y)
 
 
+class GlobalPoolingBlock(nn.Module):
+    """A residual block whose first convolution's last ``pooled`` channels are batch-normed,
+    averaged and maxed over the board, and turned by a linear layer into a bias for its other
+    channels, which the second convolution then reads (KataGo's global pooling bias)."""
+
+    def __init__(self, channels: int, pooled: int) -> None:
+        super().__init__()
+        self.local = channels - pooled
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(self.local)
+        self.bn_pool = nn.BatchNorm2d(pooled)
+        self.pool_fc = nn.Linear(2 * pooled, self.local)
+        self.conv2 = nn.Conv2d(self.local, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.conv1(x)
+        local, pooled = y[:, : self.local], F.relu(self.bn_pool(y[:, self.local :]))
+        summary = torch.cat([pooled.mean(dim=(2, 3)), pooled.amax(dim=(2, 3))], dim=1)  # [B, 2P]
+        y = F.relu(self.bn1(local) + self.pool_fc(summary)[:, :, None, None])
+        y = self.bn2(self.conv2(y))
+        return F.relu(x + y)
+
+
+def tower(cfg: NetworkConfig) -> nn.Sequential:
+    """The residual blocks; with ``global_pooling`` every second one counted from the last (the
+    2nd and 4th of 4, the only one of 1) pools a third of its channels."""
+    blocks: list[nn.Module] = []
+    for i in range(cfg.blocks):
+        if cfg.global_pooling and (cfg.blocks - 1 - i) % 2 == 0:
+            blocks.append(GlobalPoolingBlock(cfg.channels, max(1, cfg.channels // 3)))
+        else:
+            blocks.append(ResidualBlock(cfg.channels))
+    return nn.Sequential(*blocks)
+
+
 class PolicyValueNet(nn.Module):
     """Residual tower with a convolutional policy head and a WDL value head."""
 
@@ -58,7 +97,7 @@ class PolicyValueNet(nn.Module):
             nn.BatchNorm2d(cfg.channels),
             nn.ReLU(inplace=True),
         )
-        self.tower = nn.Sequential(*[ResidualBlock(cfg.channels) for _ in range(cfg.blocks)])
+        self.tower = tower(cfg)
         self.policy_conv = nn.Sequential(
             nn.Conv2d(cfg.channels, cfg.channels, 1, bias=False),
             nn.BatchNorm2d(cfg.channels),
