@@ -32,6 +32,9 @@ from tammi_rl.nn.model import build_model
 from tammi_rl.rules.engine import Rules
 from tammi_rl.train.learner import Learner
 
+NETWORK_KEYS = ("network.blocks", "network.channels", "network.global_pooling", "network.soft_policy")
+"""The network keys an arm may change (the two switches take 1 or 0)."""
+
 
 @dataclass
 class Arm:
@@ -45,6 +48,8 @@ class Arm:
     compile: bool
     blocks: int
     channels: int
+    global_pooling: bool = False
+    soft_policy: bool = False
     step_ms: list[float] = field(default_factory=list)
 
     @property
@@ -62,7 +67,7 @@ def parse_arm(text: str, cfg: Config) -> Arm:
     for word in text.split():
         key, _, value = word.partition("=")
         values[key] = value or "1"
-    known = {"threads", "batch_size", "precision", "channels_last", "compile", "network.blocks", "network.channels"}
+    known = {"threads", "batch_size", "precision", "channels_last", "compile", *NETWORK_KEYS}
     unknown = set(values) - known
     if unknown:
         raise SystemExit(f"--arm {text!r}: unknown key(s) {sorted(unknown)}; known: {sorted(known)}")
@@ -75,6 +80,8 @@ def parse_arm(text: str, cfg: Config) -> Arm:
         compile=values.get("compile", "0") == "1",
         blocks=int(values.get("network.blocks", cfg.network.blocks)),
         channels=int(values.get("network.channels", cfg.network.channels)),
+        global_pooling=values.get("network.global_pooling", str(int(cfg.network.global_pooling))) == "1",
+        soft_policy=values.get("network.soft_policy", str(int(cfg.network.soft_policy))) == "1",
     )
 
 
@@ -83,7 +90,13 @@ class ArmRunner:
 
     def __init__(self, arm: Arm, cfg: Config, rules: Rules, seed: int) -> None:
         torch.manual_seed(seed)
-        net_cfg = replace(cfg.network, blocks=arm.blocks, channels=arm.channels)
+        net_cfg = replace(
+            cfg.network,
+            blocks=arm.blocks,
+            channels=arm.channels,
+            global_pooling=arm.global_pooling,
+            soft_policy=arm.soft_policy,
+        )
         train_cfg = replace(cfg.train, batch_size=arm.batch_size, precision=arm.precision)
         self.arm = arm
         model = build_model(rules, net_cfg)

@@ -14,13 +14,16 @@ def test_an_arm_reads_its_changes_over_the_config() -> None:
     assert (arm.threads, arm.batch_size, arm.compile, arm.blocks) == (2, 64, True, 1)
     assert arm.channels == cfg.network.channels and arm.channels_last and arm.label.startswith("threads=2")
     assert parse_arm("", cfg).label == "config"
+    pooled = parse_arm("network.global_pooling=1 network.soft_policy=1", cfg)
+    assert pooled.global_pooling and pooled.soft_policy and not parse_arm("", cfg).global_pooling
     with pytest.raises(SystemExit, match=r"unknown key\(s\) \['bogus'\]"):
         parse_arm("bogus=1", cfg)
 
 
 def test_bench_learner_prints_a_row_per_arm(capsys: pytest.CaptureFixture[str]) -> None:
     tiny = "network.blocks=1 network.channels=8 batch_size=16"
-    main(["--arm", tiny, "--arm", f"{tiny} channels_last=0", "--steps", "2", "--rounds", "1", "--warmup", "1"])
-    rows = capsys.readouterr().out.splitlines()[-2:]
+    arms = ["--arm", tiny, "--arm", f"{tiny} channels_last=0", "--arm", f"{tiny} network.global_pooling=1"]
+    main([*arms, "--steps", "2", "--rounds", "1", "--warmup", "1"])
+    rows = capsys.readouterr().out.splitlines()[-3:]
     assert rows[0].split()[-1] == "1.00"  # the first arm is the reference
     assert all(" 1x8 " in row and float(row.split()[-2]) > 0 for row in rows)
