@@ -107,6 +107,24 @@ def surprise_weights(surprise: torch.Tensor, share: float) -> torch.Tensor:
     return weights
 
 
+def soft_policy_target(target: torch.Tensor) -> torch.Tensor:
+    """The search policy ``target [B, A]`` raised to the power `SOFT_POLICY_POWER` and
+    renormalised; an action the search gave 0 stays 0."""
+    soft = target.clamp(min=0.0).pow(SOFT_POLICY_POWER)
+    return soft / soft.sum(1, keepdim=True).clamp(min=1e-12)
+
+
+def _cross_entropy(
+    logits: torch.Tensor, mask: torch.Tensor, target: torch.Tensor, rows: torch.Tensor, weight: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Weighted mean over the ``rows`` of the cross-entropy of ``target`` to the policy of
+    ``logits`` over the legal actions ``mask``; also the log-probabilities (0 where illegal)."""
+    logp = masked_log_softmax(logits, mask)
+    logp_legal = torch.where(mask, logp, torch.zeros_like(logp))  # 0 * -inf would be nan
+    w = weight[rows]
+    return -((target * logp_legal).sum(1)[rows] * w).sum() / w.sum().clamp(min=1e-8), logp_legal
+
+
 def policy_value_loss(
     policy_logits: torch.Tensor,
     wdl_logits: torch.Tensor,
@@ -114,24 +132,29 @@ def policy_value_loss(
     value_loss_weight: float,
     value_search_weight: float = 0.0,
     sample_weight: torch.Tensor | None = None,
+    soft_logits: torch.Tensor | None = None,
+    soft_weight: float = 0.0,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Total loss and its parts (plus policy entropy and value accuracy) for one batch; with
-    ``sample_weight [B]`` each sample's losses count in proportion to its weight."""
+    ``sample_weight [B]`` each sample's losses count in proportion to its weight; with
+    ``soft_logits [B, A]`` the soft-policy loss is added ``soft_weight`` times."""
     mask, target = dense_targets(batch["legal"], batch["policy"], policy_logits.shape[1])
-    logp = masked_log_softmax(policy_logits, mask)
-    logp_legal = torch.where(mask, logp, torch.zeros_like(logp))  # 0 * -inf would be nan
     has_policy = mask.any(dim=1)
     w = sample_weight if sample_weight is not None else torch.ones(mask.shape[0], device=mask.device)
-    w_policy = w[has_policy]
-    policy_loss = -((target * logp_legal).sum(1)[has_policy] * w_policy).sum() / w_policy.sum().clamp(min=1e-8)
+    policy_loss, logp_legal = _cross_entropy(policy_logits, mask, target, has_policy, w)
     value_target = value_targets(batch["outcome"], batch.get("value"), value_search_weight)
     value_loss = -((value_target * torch.log_softmax(wdl_logits, dim=1)).sum(1) * w).sum() / w.sum().clamp(min=1e-8)
     n_policy = has_policy.sum().clamp(min=1)
     total = policy_loss + value_loss_weight * value_loss
+    metrics: dict[str, float] = {}
+    if soft_logits is not None:
+        soft_loss, _ = _cross_entropy(soft_logits, mask, soft_policy_target(target), has_policy, w)
+        total = total + soft_weight * soft_loss
+        metrics["loss/soft_policy"] = float(soft_loss.detach())
     with torch.no_grad():
         entropy = -(logp_legal.exp() * logp_legal).sum(1)[has_policy].sum() / n_policy
         accuracy = (wdl_logits.argmax(1) == batch["outcome"]).float().mean()
-    metrics = {
+    metrics |= {
         "loss/policy": float(policy_loss.detach()),
         "loss/value": float(value_loss.detach()),
         "loss/total": float(total.detach()),
@@ -139,23 +162,6 @@ def policy_value_loss(
         "value/accuracy": float(accuracy),
     }
     return total, metrics
-
-
-def soft_policy_loss(
-    soft_logits: torch.Tensor, batch: dict[str, torch.Tensor], sample_weight: torch.Tensor | None = None
-) -> torch.Tensor:
-    """Cross-entropy of ``soft_logits [B, A]`` to the search policy raised to the power
-    `SOFT_POLICY_POWER` and renormalised over its support (samples without a policy add nothing)."""
-    mask, target = dense_targets(batch["legal"], batch["policy"], soft_logits.shape[1])
-    soft = target.clamp(min=0.0).pow(SOFT_POLICY_POWER)  # 0 stays 0: unvisited moves stay out
-    total = soft.sum(1, keepdim=True)
-    has_policy = mask.any(dim=1) & (total.squeeze(1) > 0)
-    soft = soft / total.clamp(min=1e-12)
-    logp = masked_log_softmax(soft_logits, mask)
-    logp_legal = torch.where(mask, logp, torch.zeros_like(logp))
-    w = sample_weight if sample_weight is not None else torch.ones(mask.shape[0], device=mask.device)
-    w = w[has_policy]
-    return -((soft * logp_legal).sum(1)[has_policy] * w).sum() / w.sum().clamp(min=1e-8)
 
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
@@ -318,22 +324,17 @@ class Learner:
             else:
                 policy_logits, wdl_logits = self.model(obs)
         # The loss in fp32 (a no-op without autocast): log-softmax over a few hundred actions.
-        weights = (
-            surprise_weights(tensors["surprise"], self.cfg.surprise_weight) if self.cfg.surprise_weight > 0 else None
-        )
+        share = self.cfg.surprise_weight
         loss, metrics = policy_value_loss(
             policy_logits.float(),
             wdl_logits.float(),
             tensors,
             self.cfg.value_loss_weight,
             self.cfg.value_target_search_weight,
-            weights,
+            surprise_weights(tensors["surprise"], share) if share > 0 else None,
+            soft_logits.float() if soft_logits is not None else None,
+            self.cfg.soft_policy_weight,
         )
-        if soft_logits is not None:
-            soft_loss = soft_policy_loss(soft_logits.float(), tensors, weights)
-            loss = loss + self.cfg.soft_policy_weight * soft_loss
-            metrics["loss/soft_policy"] = float(soft_loss.detach())
-            metrics["loss/total"] = float(loss.detach())
         self.optimizer.zero_grad(set_to_none=True)
         if self.scaler is not None:
             self.scaler.scale(loss).backward()

@@ -17,7 +17,6 @@ from tammi_rl.train.learner import (
     dense_targets,
     masked_log_softmax,
     policy_value_loss,
-    soft_policy_loss,
     surprise_weights,
     value_targets,
 )
@@ -324,13 +323,18 @@ SOFT = NetworkConfig(blocks=1, channels=16, value_hidden=16, soft_policy=True)
 def test_soft_policy_target_is_the_policy_to_the_quarter_power_renormalised():
     legal = torch.tensor([[2, 0, 1, -1], [-1, -1, -1, -1]])
     policy = torch.tensor([[0.81, 0.19, 0.0, 0.0], [0, 0, 0, 0]])
-    logits = torch.randn(2, 4)
-    batch = {"legal": legal, "policy": policy}
+    logits, soft_logits = torch.randn(2, 4), torch.randn(2, 4)
+    batch = {"legal": legal, "policy": policy, "outcome": torch.tensor([0, 2])}
     soft = torch.tensor([0.81**0.25, 0.19**0.25])
     soft = soft / soft.sum()  # action 2 then action 0; action 1 was legal but never chosen: 0
-    logp = torch.log_softmax(logits[0, [2, 0, 1]], dim=0)
+    logp = torch.log_softmax(soft_logits[0, [2, 0, 1]], dim=0)
     expected = -(soft[0] * logp[0] + soft[1] * logp[1])
-    assert float(soft_policy_loss(logits, batch)) == pytest.approx(float(expected), rel=1e-5)
+    wdl = torch.randn(2, 3)
+    plain, plain_metrics = policy_value_loss(logits, wdl, batch, 1.0)
+    total, metrics = policy_value_loss(logits, wdl, batch, 1.0, soft_logits=soft_logits, soft_weight=8.0)
+    assert metrics["loss/soft_policy"] == pytest.approx(float(expected), rel=1e-5)
+    assert float(total) == pytest.approx(float(plain) + 8.0 * float(expected), rel=1e-5)
+    assert "loss/soft_policy" not in plain_metrics and metrics["loss/policy"] == plain_metrics["loss/policy"]
     assert float(soft[1]) > 0.19 * 1.5  # flatter than the policy itself
 
 
