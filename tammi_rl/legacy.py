@@ -199,13 +199,15 @@ def upgrade_checkpoint_config(config: object) -> dict[str, Any]:
 # --- run directories -------------------------------------------------------------------
 def upgrade_replay_snapshot(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The arrays of a replay snapshot or chunk (``ReplayBuffer.snapshot``, ``save_chunks``)
-    in format 3 (a copy).
+    in format 4 (a copy).
 
     Old formats: format 1, written before samples kept their search value, has no ``value``
     array; each sample's value is its game's outcome, seen by the side to move (the codes
     format 1 wrote: 0 a win +1, 1 a draw 0, 2 a loss -1). Format 2, written before samples
     kept their policy surprise, has no ``surprise`` array; each sample gets NaN, "not
-    measured", which the learner weighs as an average sample."""
+    measured", which the learner weighs as an average sample. Format 3, written before samples
+    kept their ownership targets, has no ``ownership`` array; every square of every sample gets
+    -1, "not recorded", which the learner leaves out of the ownership loss."""
     out = dict(arrays)
     if int(out["version"]) == 1:
         outcome = out["outcome"]
@@ -214,6 +216,10 @@ def upgrade_replay_snapshot(arrays: Mapping[str, np.ndarray]) -> dict[str, np.nd
     if int(out["version"]) == 2:
         out["surprise"] = np.full(len(out["outcome"]), np.nan, np.float16)
         out["version"] = np.array(3)
+    if int(out["version"]) == 3:
+        height, width = out["obs"].shape[-2:]
+        out["ownership"] = np.full((len(out["outcome"]), height * width // 2), -1, np.int8)
+        out["version"] = np.array(4)
     return out
 
 

@@ -48,7 +48,7 @@ from tammi_rl.env.observation import N_PLANES
 from tammi_rl.nn.model import build_model, resolve_device
 from tammi_rl.nn.runtime import OnnxRuntime
 from tammi_rl.rules.engine import Rules
-from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
+from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch, n_squares
 from tammi_rl.train.learner import Learner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -304,7 +304,8 @@ def random_batch(n: int, obs_shape: tuple[int, int, int], n_actions: int, rng: n
     outcome = rng.integers(0, 3, n).astype(np.int64)
     value = rng.uniform(-1, 1, n).astype(np.float32)
     surprise = rng.exponential(0.3, n).astype(np.float32)
-    return SampleBatch(obs, legal, policy, outcome, value, surprise)
+    ownership = rng.integers(0, 3, (n, n_squares(obs_shape))).astype(np.int8)
+    return SampleBatch(obs, legal, policy, outcome, value, surprise, ownership)
 
 
 def learner_run(cfg: Config, device: torch.device, seconds: float) -> dict[str, Any]:

@@ -7,7 +7,8 @@
 An arm is a space-separated list of ``key=value`` changes to the config's learner:
 ``threads`` (torch intra-op threads), ``batch_size``, ``precision`` (fp32/bf16/auto),
 ``channels_last`` (0/1), ``compile`` (``torch.compile`` of the training copy) and
-``network.blocks``/``network.channels``. Each arm trains a fresh network of the config on
+``network.blocks``/``network.channels`` and the switches ``network.global_pooling``,
+``network.soft_policy`` and ``network.ownership`` (1 or 0). Each arm trains a fresh network of the config on
 the same synthetic batches (`bench_gpu.random_batch`: random board planes, a few legal
 actions a position and a random target over them): the work of a step depends on the shapes, not on
 the numbers. Arms alternate round by round so they see the same machine load; per arm it
@@ -32,8 +33,10 @@ from tammi_rl.nn.model import build_model
 from tammi_rl.rules.engine import Rules
 from tammi_rl.train.learner import Learner
 
-NETWORK_KEYS = ("network.blocks", "network.channels", "network.global_pooling", "network.soft_policy")
-"""The network keys an arm may change (the two switches take 1 or 0)."""
+SWITCHES = ("global_pooling", "soft_policy", "ownership")
+"""The network's on/off options an arm may switch (``network.<name>=1`` or ``0``)."""
+NETWORK_KEYS = ("network.blocks", "network.channels", *(f"network.{name}" for name in SWITCHES))
+"""The network keys an arm may change."""
 
 
 @dataclass
@@ -50,6 +53,7 @@ class Arm:
     channels: int
     global_pooling: bool = False
     soft_policy: bool = False
+    ownership: bool = False
     step_ms: list[float] = field(default_factory=list)
 
     @property
@@ -71,6 +75,10 @@ def parse_arm(text: str, cfg: Config) -> Arm:
     unknown = set(values) - known
     if unknown:
         raise SystemExit(f"--arm {text!r}: unknown key(s) {sorted(unknown)}; known: {sorted(known)}")
+
+    def switch(name: str) -> bool:
+        return values.get(f"network.{name}", str(int(getattr(cfg.network, name)))) == "1"
+
     return Arm(
         label=text or "config",
         threads=int(values.get("threads", split_cores(cfg).learner_threads or 1)),
@@ -80,8 +88,9 @@ def parse_arm(text: str, cfg: Config) -> Arm:
         compile=values.get("compile", "0") == "1",
         blocks=int(values.get("network.blocks", cfg.network.blocks)),
         channels=int(values.get("network.channels", cfg.network.channels)),
-        global_pooling=values.get("network.global_pooling", str(int(cfg.network.global_pooling))) == "1",
-        soft_policy=values.get("network.soft_policy", str(int(cfg.network.soft_policy))) == "1",
+        global_pooling=switch("global_pooling"),
+        soft_policy=switch("soft_policy"),
+        ownership=switch("ownership"),
     )
 
 
@@ -96,6 +105,7 @@ class ArmRunner:
             channels=arm.channels,
             global_pooling=arm.global_pooling,
             soft_policy=arm.soft_policy,
+            ownership=arm.ownership,
         )
         train_cfg = replace(cfg.train, batch_size=arm.batch_size, precision=arm.precision)
         self.arm = arm

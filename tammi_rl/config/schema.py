@@ -42,6 +42,13 @@ class NetworkConfig:
         "An auxiliary policy output trained on the softened search policy (train.soft_policy_weight); "
         "it shares the policy head's hidden layer, never plays and is left out of exported networks.",
     )
+    ownership: bool = setting(
+        False,
+        "An auxiliary output that predicts, for every playable square, whether it ends the game "
+        "with a piece of the side to move, empty, or with an opponent's piece (train.ownership_weight; "
+        "draughts' counterpart of KataGo's ownership target); it never plays and is left out of "
+        "exported networks.",
+    )
 
 
 SEARCH_ALGORITHMS = ("gumbel", "puct")
@@ -291,6 +298,12 @@ class TrainConfig:
         "Weight of the soft-policy loss when network.soft_policy is on: the cross-entropy of the "
         "auxiliary output to the search policy raised to the power 1/4 and renormalised, which "
         "teaches the order of the moves the search rated low (KataGo's weight is 8).",
+        min=0.0,
+    )
+    ownership_weight: float = setting(
+        1.0,
+        "Weight of the ownership loss when network.ownership is on: the cross-entropy of the "
+        "ownership output to who held each square at the game's end, averaged over the squares.",
         min=0.0,
     )
     ema_samples: int = setting(

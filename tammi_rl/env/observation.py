@@ -23,6 +23,10 @@ Planes, in order:
 10    REPETITION            times the position has occurred / the repetition limit
 ====  ====================  =====================================================
 
+Ownership targets (`ObservationEncoder.square_owners`) use the same frame: per playable
+square, in the canonical square order of the actions, who holds it (`OWN`, `EMPTY`,
+`OPPONENT`, the classes of the network's auxiliary ownership output).
+
 Mid-chain, the piece planes show the board as it stands: the moving piece on its
 current square (a king once promoted under ``promotion_in_chain = "continue"``).
 Counter planes are clipped to [0, 1] and are 0 when the variant has no such rule.
@@ -37,11 +41,14 @@ from numba import njit
 
 from tammi_rl.rules import turn as tm
 from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.position import BLACK, WHITE, Position
 
 OWN_MEN, OWN_KINGS, OPP_MEN, OPP_KINGS = 0, 1, 2, 3
 CHAIN_PIECE, JUMPED, PLAYABLE = 4, 5, 6
 NO_PROGRESS, KINGS_ONLY, THREE_KINGS, REPETITION = 7, 8, 9, 10
 N_PLANES = 11
+OWN, EMPTY, OPPONENT = 0, 1, 2
+"""Ownership classes of a square, seen by the side to move (`ObservationEncoder.square_owners`)."""
 PLANE_NAMES = (
     "own_men",
     "own_kings",
@@ -124,6 +131,9 @@ class ObservationEncoder:
     """Plies (occurrences for repetition) at which each counter's rule fires; 0 = no rule.
     The counters are `Game.counters` ``no_progress_plies``, ``kings_only_plies``,
     ``three_kings_plies`` and ``repetitions``, in plane order."""
+    cells: np.ndarray
+    """int64 [n_squares]: the flat index ``row * size + col`` of each canonical square in the
+    side to move's frame (where the network reads its per-square outputs)."""
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -135,4 +145,22 @@ class ObservationEncoder:
         cell_row, cell_col = tm.canonical_cells(rules)
         playable = np.zeros((size, size), dtype=np.float32)
         playable[cell_row[0], cell_col[0]] = 1.0
-        return cls(size, cell_row, cell_col, playable, tm.counter_limits(rules))
+        cells = np.asarray([r * size + c for r, c in rules.geometry.coords], np.int64)
+        return cls(size, cell_row, cell_col, playable, tm.counter_limits(rules), cells)
+
+    def square_owners(self, position: Position) -> np.ndarray:
+        """int8 ``[2, n_squares]``: for each side to move (row 0 White, row 1 Black), who
+        holds each playable square of ``position``, in that side's canonical square order:
+        `OWN`, `EMPTY` or `OPPONENT`. Self-play labels each sample with the row of its side
+        to move at its game's last position (the auxiliary ownership target)."""
+        nsq = self.cell_row.shape[1]
+        white = np.fromiter(((position.pieces(WHITE) >> sq) & 1 for sq in range(nsq)), bool, nsq)
+        black = np.fromiter(((position.pieces(BLACK) >> sq) & 1 for sq in range(nsq)), bool, nsq)
+        owners = np.empty((2, len(self.cells)), np.int8)
+        for side in (WHITE, BLACK):
+            grid = np.full(self.size * self.size, EMPTY, np.int8)
+            flat = self.cell_row[side] * self.size + self.cell_col[side]
+            grid[flat[white]] = OWN if side == WHITE else OPPONENT
+            grid[flat[black]] = OPPONENT if side == WHITE else OWN
+            owners[side] = grid[self.cells]
+        return owners

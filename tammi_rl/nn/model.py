@@ -12,15 +12,18 @@ geometry with no large dense layer.
 With ``network.global_pooling`` every second residual block (`GlobalPoolingBlock`) also
 sees a summary of the whole board; without it a block sees a 5x5 window of its input.
 
-With ``network.soft_policy`` a second 1x1 convolution on the policy head's hidden layer
-gives auxiliary logits of the same layout, trained on a softened policy target
-(`tammi_rl.train.learner`); only `PolicyValueNet.forward_with_soft` returns them, so search,
-players and exported networks see the same two outputs as without it.
+Two auxiliary outputs are trained but never play (`tammi_rl.train.learner`): with
+``network.soft_policy`` a second 1x1 convolution on the policy head's hidden layer gives
+logits of the policy's layout, trained on a softened policy target; with
+``network.ownership`` a 1x1 convolution on the tower's output gives, per playable square,
+logits over who holds it when the game ends (own piece, empty, opponent's piece). Only
+`PolicyValueNet.forward_heads` returns them, so search, players and exported networks see
+the same two outputs as without them.
 """
 
 from __future__ import annotations
 
-from typing import cast
+from typing import NamedTuple, cast
 
 import torch
 from torch import nn
@@ -82,6 +85,20 @@ def tower(cfg: NetworkConfig) -> nn.Sequential:
     return nn.Sequential(*blocks)
 
 
+class Heads(NamedTuple):
+    """Every output of the network for a batch of B positions (`PolicyValueNet.forward_heads`)."""
+
+    policy: torch.Tensor
+    """[B, A] policy logits."""
+    wdl: torch.Tensor
+    """[B, 3] win/draw/loss logits for the side to move."""
+    soft_policy: torch.Tensor | None
+    """[B, A] soft-policy logits (``network.soft_policy``), else None."""
+    ownership: torch.Tensor | None
+    """[B, 3, S] logits of own/empty/opponent at the game's end for each of the S playable
+    squares in canonical order (``network.ownership``), else None."""
+
+
 class PolicyValueNet(nn.Module):
     """Residual tower with a convolutional policy head and a WDL value head."""
 
@@ -113,6 +130,7 @@ class PolicyValueNet(nn.Module):
             nn.Linear(cfg.value_hidden, 3),
         )
         self.soft_policy_out = nn.Conv2d(cfg.channels, 4 * max_distance, 1) if cfg.soft_policy else None
+        self.ownership_out = nn.Conv2d(cfg.channels, 3, 1) if cfg.ownership else None
         self.register_buffer("cells", torch.tensor(cells, dtype=torch.long), persistent=False)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -120,14 +138,17 @@ class PolicyValueNet(nn.Module):
         h = self.tower(self.stem(x))
         return self._actions(self.policy_conv(h)), self.value_fc(self.value_conv(h).flatten(1))
 
-    def forward_with_soft(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """x: [B, C, H, W] -> (policy logits [B, A], WDL logits [B, 3], soft-policy logits [B, A])."""
-        if self.soft_policy_out is None:
-            raise ValueError("this network has no soft-policy output (network.soft_policy is off)")
+    def forward_heads(self, x: torch.Tensor) -> Heads:
+        """x: [B, C, H, W] -> every output, the auxiliary ones the learner trains included."""
         h = self.tower(self.stem(x))
         hidden = self.policy_conv[:-1](h)
         policy = self._actions(self.policy_conv[-1](hidden))
-        return policy, self.value_fc(self.value_conv(h).flatten(1)), self._actions(self.soft_policy_out(hidden))
+        soft = self._actions(self.soft_policy_out(hidden)) if self.soft_policy_out is not None else None
+        ownership = None
+        if self.ownership_out is not None:
+            cells = cast(torch.Tensor, self.cells)
+            ownership = self.ownership_out(h).flatten(2).index_select(2, cells)  # [B, 3, S]
+        return Heads(policy, self.value_fc(self.value_conv(h).flatten(1)), soft, ownership)
 
     def _actions(self, planes: torch.Tensor) -> torch.Tensor:
         """Per-cell head output [B, 4*D, H, W] -> action logits [B, A] in (square, direction,

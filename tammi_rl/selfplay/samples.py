@@ -13,6 +13,14 @@ import numpy as np
 
 MAX_LEGAL = 128
 WIN, DRAW, LOSS = 0, 1, 2
+UNKNOWN_OWNER = -1
+"""An ownership target not recorded (samples from before they were kept); the learner skips it."""
+
+
+def n_squares(obs_shape: tuple[int, ...]) -> int:
+    """Playable squares of a board with observations of ``obs_shape`` ``(C, H, W)``: draughts
+    plays on the dark half of the board."""
+    return int(obs_shape[-2]) * int(obs_shape[-1]) // 2
 
 
 @dataclass
@@ -23,7 +31,10 @@ class SampleBatch:
     value [N] float32 (the root search value for the side to move, in [-1, 1]; the
     learner can blend it into the value target); surprise [N] float32 (how much the search
     changed the network's mind, `policy_surprise`; NaN where unknown, as in samples from
-    before it was kept; the learner can weight samples by it)."""
+    before it was kept; the learner can weight samples by it); ownership [N, S] int8 (who held
+    each of the S playable squares, in the side to move's canonical square order, when the
+    game ended: `tammi_rl.env.observation` OWN/EMPTY/OPPONENT; `UNKNOWN_OWNER` where not
+    recorded; the auxiliary ownership target)."""
 
     obs: np.ndarray
     legal: np.ndarray
@@ -31,6 +42,7 @@ class SampleBatch:
     outcome: np.ndarray
     value: np.ndarray
     surprise: np.ndarray
+    ownership: np.ndarray
 
     def __len__(self) -> int:
         return int(self.obs.shape[0])
@@ -44,6 +56,7 @@ class SampleBatch:
             self.outcome[rows],
             self.value[rows],
             self.surprise[rows],
+            self.ownership[rows],
         )
 
     @staticmethod
@@ -55,6 +68,7 @@ class SampleBatch:
             np.zeros((0,), np.int64),
             np.zeros((0,), np.float32),
             np.zeros((0,), np.float32),
+            np.zeros((0, n_squares(obs_shape)), np.int8),
         )
 
     @staticmethod
@@ -66,6 +80,7 @@ class SampleBatch:
             np.concatenate([b.outcome for b in batches]),
             np.concatenate([b.value for b in batches]),
             np.concatenate([b.surprise for b in batches]),
+            np.concatenate([b.ownership for b in batches]),
         )
 
 

@@ -29,6 +29,7 @@ import torch
 
 from tammi_rl.config import Config
 from tammi_rl.config.cores import worker_threads
+from tammi_rl.env.observation import ObservationEncoder
 from tammi_rl.mcts.search import BatchedSearch, RootState
 from tammi_rl.nn.model import build_model
 from tammi_rl.nn.runtime import make_runtime
@@ -80,6 +81,7 @@ class SelfPlayWorker:
         sims = max(cfg.mcts.simulations, cfg.mcts.cheap_simulations)
         self.search = BatchedSearch(rules, cfg.mcts, max_trees=cfg.selfplay.parallel_games, max_simulations=sims)
         self.codec = self.search.codec
+        self.encoder = ObservationEncoder.for_rules(rules)
         self.rng = np.random.default_rng(seed)
         self.runtime = make_runtime(self.model, device, cfg.runtime, worker_threads(cfg))
         self.evaluate = self.runtime.evaluate
@@ -219,7 +221,7 @@ class SelfPlayWorker:
         return self._collect(finished, time.perf_counter() - start, resigned, decisions)
 
     def _collect(self, slots: list[_Slot], seconds: float, resigned: int, decisions: int) -> SelfPlayResult:
-        obs, legal, policy, outcome, value, surprise = [], [], [], [], [], []
+        obs, legal, policy, outcome, value, surprise, ownership = [], [], [], [], [], [], []
         white = draw = black = 0
         false_pos = playouts = 0
         for slot in slots:
@@ -232,11 +234,13 @@ class SelfPlayWorker:
             if slot.would_resign is not None:
                 playouts += 1
                 false_pos += winner != 1 - slot.would_resign
+            owners = self.encoder.square_owners(slot.game.position)  # the last position: ownership targets
             for o, lg, p, side, v, u in slot.records:
                 obs.append(o)
                 legal.append(lg)
                 policy.append(p)
                 surprise.append(u)
+                ownership.append(owners[side])
                 z = 0.0 if winner is None else (1.0 if winner == side else -1.0)
                 value.append(z if np.isnan(v) else v)
                 outcome.append(DRAW if winner is None else (WIN if winner == side else LOSS))
@@ -250,6 +254,7 @@ class SelfPlayWorker:
                 np.asarray(outcome, np.int64),
                 np.asarray(value, np.float32),
                 np.asarray(surprise, np.float32),
+                np.stack(ownership),
             )
         else:
             samples = SampleBatch.empty(self.search.obs_shape)

@@ -21,6 +21,12 @@ times the cross-entropy to the search policy raised to the power `SOFT_POLICY_PO
 renormalised (KataGo's auxiliary soft policy target): the flattened target puts weight on the
 order of the moves the search rated low, which the sharp target hardly trains.
 
+With ``network.ownership`` the network's ownership output adds ``train.ownership_weight`` times
+the cross-entropy to who held each playable square when the sample's game ended (own piece,
+empty, opponent's piece; `ownership_loss`), averaged over the squares: hundreds of labels per
+position where the value has one, about the part of the board that decided the game
+(KataGo's ownership target, in draughts' terms).
+
 With ``train.ema_samples`` the network that plays (self-play, evaluation, gating,
 checkpoints) is an exponential moving average of the trained weights, `WeightAverage`,
 while the optimiser keeps stepping its own copy: averaging removes the noise of the last
@@ -40,7 +46,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from tammi_rl.config import TrainConfig
-from tammi_rl.nn.model import PolicyValueNet
+from tammi_rl.nn.model import Heads, PolicyValueNet
 from tammi_rl.selfplay.samples import SampleBatch
 
 SOFT_POLICY_POWER = 0.25
@@ -114,6 +120,16 @@ def soft_policy_target(target: torch.Tensor) -> torch.Tensor:
     return soft / soft.sum(1, keepdim=True).clamp(min=1e-12)
 
 
+def ownership_loss(logits: torch.Tensor, owners: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of the ownership ``logits [B, 3, S]`` to the classes ``owners [B, S]``
+    (own/empty/opponent; -1 not recorded, left out), each sample's squares weighted by
+    ``weight [B]``; 0 when nothing is recorded."""
+    known = owners >= 0
+    per_square = F.cross_entropy(logits, owners.long().clamp(min=0), reduction="none")  # [B, S]
+    w = known.float() * weight[:, None]
+    return (per_square * w).sum() / w.sum().clamp(min=1e-8)
+
+
 def _cross_entropy(
     logits: torch.Tensor, mask: torch.Tensor, target: torch.Tensor, rows: torch.Tensor, weight: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -134,10 +150,14 @@ def policy_value_loss(
     sample_weight: torch.Tensor | None = None,
     soft_logits: torch.Tensor | None = None,
     soft_weight: float = 0.0,
+    ownership_logits: torch.Tensor | None = None,
+    ownership_weight: float = 0.0,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Total loss and its parts (plus policy entropy and value accuracy) for one batch; with
     ``sample_weight [B]`` each sample's losses count in proportion to its weight; with
-    ``soft_logits [B, A]`` the soft-policy loss is added ``soft_weight`` times."""
+    ``soft_logits [B, A]`` the soft-policy loss is added ``soft_weight`` times, with
+    ``ownership_logits [B, 3, S]`` the ownership loss against ``batch["ownership"]``
+    ``ownership_weight`` times."""
     mask, target = dense_targets(batch["legal"], batch["policy"], policy_logits.shape[1])
     has_policy = mask.any(dim=1)
     w = sample_weight if sample_weight is not None else torch.ones(mask.shape[0], device=mask.device)
@@ -151,6 +171,10 @@ def policy_value_loss(
         soft_loss, _ = _cross_entropy(soft_logits, mask, soft_policy_target(target), has_policy, w)
         total = total + soft_weight * soft_loss
         metrics["loss/soft_policy"] = float(soft_loss.detach())
+    if ownership_logits is not None:
+        own_loss = ownership_loss(ownership_logits, batch["ownership"], w)
+        total = total + ownership_weight * own_loss
+        metrics["loss/ownership"] = float(own_loss.detach())
     with torch.no_grad():
         entropy = -(logp_legal.exp() * logp_legal).sum(1)[has_policy].sum() / n_policy
         accuracy = (wdl_logits.argmax(1) == batch["outcome"]).float().mean()
@@ -291,6 +315,11 @@ class Learner:
         return getattr(self.model, "soft_policy_out", None) is not None and self.cfg.soft_policy_weight > 0
 
     @property
+    def trains_ownership(self) -> bool:
+        """Whether the network has an ownership output (``network.ownership``) with a weight."""
+        return getattr(self.model, "ownership_out", None) is not None and self.cfg.ownership_weight > 0
+
+    @property
     def lr(self) -> float:
         return float(self.optimizer.param_groups[0]["lr"])
 
@@ -302,6 +331,7 @@ class Learner:
             "outcome": torch.as_tensor(batch.outcome, dtype=torch.long, device=self.device),
             "value": torch.as_tensor(batch.value, dtype=torch.float32, device=self.device),
             "surprise": torch.as_tensor(batch.surprise, dtype=torch.float32, device=self.device),
+            "ownership": torch.as_tensor(batch.ownership, device=self.device),
         }
 
     def step(self, batch: SampleBatch) -> dict[str, float]:
@@ -316,13 +346,15 @@ class Learner:
             if self.amp_dtype is not None
             else contextlib.nullcontext()
         )
-        soft = self.trains_soft_policy
-        soft_logits: torch.Tensor | None = None
         with amp:
-            if soft:
-                policy_logits, wdl_logits, soft_logits = cast(PolicyValueNet, self.model).forward_with_soft(obs)
+            if self.trains_soft_policy or self.trains_ownership:
+                heads = cast(PolicyValueNet, self.model).forward_heads(obs)
             else:
-                policy_logits, wdl_logits = self.model(obs)
+                policy, wdl = self.model(obs)
+                heads = Heads(policy, wdl, None, None)
+        soft_logits = heads.soft_policy if self.trains_soft_policy else None
+        ownership_logits = heads.ownership if self.trains_ownership else None
+        policy_logits, wdl_logits = heads.policy, heads.wdl
         # The loss in fp32 (a no-op without autocast): log-softmax over a few hundred actions.
         share = self.cfg.surprise_weight
         loss, metrics = policy_value_loss(
@@ -334,6 +366,8 @@ class Learner:
             surprise_weights(tensors["surprise"], share) if share > 0 else None,
             soft_logits.float() if soft_logits is not None else None,
             self.cfg.soft_policy_weight,
+            ownership_logits.float() if ownership_logits is not None else None,
+            self.cfg.ownership_weight,
         )
         self.optimizer.zero_grad(set_to_none=True)
         if self.scaler is not None:

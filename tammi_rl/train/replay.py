@@ -7,7 +7,8 @@
     buf = ReplayBuffer.load_chunks("runs/x/replay", 100_000)
 
 Storage is compact (observations float16: the planes hold 0/1 and counter fractions;
-action indices int16; outcomes int8; search values and policy surprises float16) and
+action indices int16; outcomes and ownership classes int8; search values and policy
+surprises float16) and
 grows on demand up to ``capacity``, so a big window costs memory only once it is filled.
 `sample` returns float32/int32/int64 arrays, the `SampleBatch` contract. Snapshots are
 written atomically (temp file + rename) and keep the samples oldest first together with
@@ -32,11 +33,11 @@ import numpy as np
 from tammi_rl.atomic import atomic_write
 from tammi_rl.legacy import upgrade_replay_snapshot
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
+from tammi_rl.selfplay.samples import MAX_LEGAL, UNKNOWN_OWNER, SampleBatch, n_squares
 
-SNAPSHOT_VERSION = 3
-"""2 added the search values, 3 the policy surprises (`tammi_rl.legacy.upgrade_replay_snapshot`
-reads versions 1 and 2)."""
+SNAPSHOT_VERSION = 4
+"""2 added the search values, 3 the policy surprises, 4 the ownership targets
+(`tammi_rl.legacy.upgrade_replay_snapshot` reads versions 1 to 3)."""
 
 
 _CHUNK_RE = re.compile(r"^chunk_(\d{12})_(\d{12})\.npz$")
@@ -81,9 +82,10 @@ class ReplayBuffer:
         self._outcome = np.zeros((n,), np.int8)
         self._value = np.zeros((n,), np.float16)
         self._surprise = np.zeros((n,), np.float16)
+        self._ownership = np.full((n, n_squares(self.obs_shape)), UNKNOWN_OWNER, np.int8)
 
     def _columns(self) -> tuple[np.ndarray, ...]:
-        return self._obs, self._legal, self._policy, self._outcome, self._value, self._surprise
+        return self._obs, self._legal, self._policy, self._outcome, self._value, self._surprise, self._ownership
 
     def _grow(self, needed: int) -> None:
         """Make room for ``needed`` rows (geometric growth, capped at capacity)."""
@@ -124,6 +126,7 @@ class ReplayBuffer:
         self._outcome[rows] = batch.outcome[part]
         self._value[rows] = batch.value[part]
         self._surprise[rows] = np.minimum(batch.surprise[part], np.finfo(np.float16).max)
+        self._ownership[rows] = batch.ownership[part]
 
     def _ordered_rows(self) -> np.ndarray:
         """Row indices oldest first."""
@@ -139,6 +142,7 @@ class ReplayBuffer:
             self._outcome[rows].astype(np.int64),
             self._value[rows].astype(np.float32),
             self._surprise[rows].astype(np.float32),
+            self._ownership[rows],
         )
 
     # --- reading --------------------------------------------------------------------
@@ -179,6 +183,7 @@ class ReplayBuffer:
             "outcome": self._outcome[rows],
             "value": self._value[rows],
             "surprise": self._surprise[rows],
+            "ownership": self._ownership[rows],
         }
         atomic_write(path, lambda fh: np.savez(fh, **arrays))
 
@@ -197,6 +202,7 @@ class ReplayBuffer:
             total = int(arrays["total_added"])
             obs, legal = arrays["obs"], arrays["legal"]
             policy, outcome, value, surprise = arrays["policy"], arrays["outcome"], arrays["value"], arrays["surprise"]
+            ownership = arrays["ownership"]
         except ReplayError:
             raise
         except Exception as exc:  # zip/format errors of a corrupt file
@@ -205,7 +211,7 @@ class ReplayBuffer:
         if obs_shape is not None and shape != tuple(obs_shape):
             raise ReplayError(f"{path}: observation shape {shape} does not match this run's {tuple(obs_shape)}")
         buf = cls(capacity, shape)
-        buf.add(SampleBatch(obs, legal, policy, outcome, value, surprise))
+        buf.add(SampleBatch(obs, legal, policy, outcome, value, surprise, ownership))
         buf.total_added = max(total, len(buf))
         return buf
 
@@ -246,6 +252,7 @@ class ReplayBuffer:
                 "outcome": self._outcome[rows],
                 "value": self._value[rows],
                 "surprise": self._surprise[rows],
+                "ownership": self._ownership[rows],
             }
             written = directory / f"chunk_{saved:012d}_{self.total_added:012d}.npz"
             atomic_write(written, lambda fh: np.savez(fh, **arrays))
@@ -293,6 +300,7 @@ class ReplayBuffer:
                         arrays["outcome"],
                         arrays["value"],
                         arrays["surprise"],
+                        arrays["ownership"],
                     )
             except ReplayError:
                 raise

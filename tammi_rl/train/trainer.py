@@ -207,9 +207,10 @@ def _status(
         f"buffer {buffer}",
     ]
     if metrics:
-        soft = f" soft {metrics['loss/soft_policy']:.3f}" if "loss/soft_policy" in metrics else ""
+        aux = f" soft {metrics['loss/soft_policy']:.3f}" if "loss/soft_policy" in metrics else ""
+        aux += f" own {metrics['loss/ownership']:.3f}" if "loss/ownership" in metrics else ""
         parts.append(
-            f"loss {metrics['loss/total']:.3f} (p {metrics['loss/policy']:.3f} v {metrics['loss/value']:.3f}{soft})"
+            f"loss {metrics['loss/total']:.3f} (p {metrics['loss/policy']:.3f} v {metrics['loss/value']:.3f}{aux})"
         )
     else:
         parts.append(f"loss - (buffer < {cfg.replay.min_samples})")

@@ -194,6 +194,32 @@ def test_observation_for_the_other_side():
     np.testing.assert_array_equal(other[ob.OWN_MEN], np.rot90(obs[ob.OPP_MEN], 2))
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_square_owners_read_the_observation_planes_at_the_network_cells(variant):
+    """The ownership target of each side is in the frame the network reads: at the cells of
+    its per-square outputs, own pieces where that side's observation has them."""
+    env = DraughtsEnv(variant)
+    encoder = ob.ObservationEncoder.for_rules(env.rules)
+    game = Game(env.rules)
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        moves = game.legal_moves()
+        if not moves:
+            break
+        game.play(moves[int(rng.integers(len(moves)))])
+        owners = encoder.square_owners(game.position)
+        env.reset(options={"fen": env.rules.fen(game.position)})
+        assert owners.shape == (2, env.rules.geometry.n_squares)
+        for side in (0, 1):
+            planes = env.observation_for(side)[0].reshape(ob.N_PLANES, -1)[:, encoder.cells]
+            expected = np.full(encoder.cells.shape, ob.EMPTY)
+            expected[planes[ob.OWN_MEN] + planes[ob.OWN_KINGS] > 0] = ob.OWN
+            expected[planes[ob.OPP_MEN] + planes[ob.OPP_KINGS] > 0] = ob.OPPONENT
+            np.testing.assert_array_equal(owners[side], expected)
+        pieces = bin(game.position.occupied).count("1")
+        assert (owners != ob.EMPTY).sum(axis=1).tolist() == [pieces, pieces]
+
+
 # --- options and errors ---------------------------------------------------------------
 def test_illegal_action_raises_naming_the_action_and_the_legal_ones():
     env = DraughtsEnv("russian")

@@ -62,10 +62,12 @@ def test_onnx_matches_torch(variant: str, batch: int) -> None:
     assert np.abs(ref_values).max() <= 1.0
 
 
-def test_a_network_with_a_soft_policy_output_exports_the_two_that_play() -> None:
-    """``network.soft_policy`` adds a training-only output: the runtimes see policy and value."""
+def test_a_network_with_auxiliary_outputs_exports_the_two_that_play() -> None:
+    """``network.soft_policy`` and ``network.ownership`` add training-only outputs: the runtimes
+    see policy and value."""
     rules = Rules.for_variant("russian")
-    model = trained_looking_model(rules, NetworkConfig(blocks=1, channels=16, value_hidden=16, soft_policy=True), 3)
+    cfg = NetworkConfig(blocks=1, channels=16, value_hidden=16, soft_policy=True, ownership=True)
+    model = trained_looking_model(rules, cfg, 3)
     obs = random_planes(rules, 5, seed=2)
     ref_logits, ref_values = TorchRuntime(model, torch.device("cpu")).evaluate(obs)
     logits, values = OnnxRuntime(model, (N_PLANES, 8, 8), threads=1).evaluate(obs)

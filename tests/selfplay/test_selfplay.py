@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from tammi_rl.config import load_config
+from tammi_rl.env.observation import ObservationEncoder
 from tammi_rl.legacy import upgrade_selfplay_state
 from tammi_rl.rules.engine import Rules
 from tammi_rl.selfplay.samples import policy_surprise
@@ -49,6 +50,12 @@ def test_play_returns_finished_games_and_keeps_the_batch_full():
     surprise = result.samples.surprise
     assert surprise.shape == (len(result.samples),) and np.isfinite(surprise).all() and (surprise >= 0).all()
     assert np.any(surprise > 0)  # a 4-simulation search moves the untrained prior somewhere
+    # Ownership: each sample is labelled with its game's last position, seen by its side to move.
+    encoder = ObservationEncoder.for_rules(worker.rules)
+    finals = {tuple(row) for g in result.games for row in encoder.square_owners(g.positions[-1])}
+    ownership = result.samples.ownership
+    assert ownership.shape == (len(result.samples), 32) and ownership.dtype == np.int8
+    assert {tuple(row) for row in ownership} <= finals
 
 
 def test_policy_surprise_is_the_kl_of_the_target_from_the_prior():

@@ -206,7 +206,7 @@ def test_replay_snapshot_version_1_takes_the_outcomes_as_values(tmp_path):
     """Format 1 (before samples kept their search value): outcome codes 0/1/2 -> values 1/0/-1."""
     old = version_1_arrays(6)
     new = upgrade_replay_snapshot(old)
-    assert int(new["version"]) == 3 and "value" not in old and np.isnan(new["surprise"]).all()
+    assert int(new["version"]) == 4 and "value" not in old and np.isnan(new["surprise"]).all()
     np.testing.assert_array_equal(new["value"], np.array([1, 0, -1, 1, 0, -1], np.float32))
     np.testing.assert_array_equal(new["value"], outcome_values(old["outcome"]))  # today's reading of the codes
     path = tmp_path / "v1.npz"
@@ -221,7 +221,7 @@ def test_replay_snapshot_version_2_gets_unmeasured_surprises(tmp_path):
     average sample; a run's chunk directory of format 2 still resumes."""
     old = {**version_1_arrays(4), "version": np.array(2), "value": np.full(4, 0.5, np.float16)}
     new = upgrade_replay_snapshot(old)
-    assert int(new["version"]) == 3 and new["surprise"].shape == (4,) and np.isnan(new["surprise"]).all()
+    assert int(new["version"]) == 4 and new["surprise"].shape == (4,) and np.isnan(new["surprise"]).all()
     chunks = tmp_path / "replay"
     chunks.mkdir()
     np.savez(chunks / "chunk_000000000000_000000000004.npz", **{k: v for k, v in old.items() if k != "total_added"})
@@ -230,19 +230,39 @@ def test_replay_snapshot_version_2_gets_unmeasured_surprises(tmp_path):
     np.testing.assert_array_equal(back.contents().value, np.full(4, 0.5, np.float32))
 
 
+def test_replay_snapshot_version_3_gets_unrecorded_ownership(tmp_path):
+    """Format 3 (before samples kept their ownership targets): -1 on every playable square,
+    which the learner leaves out of the ownership loss; a chunk of format 3 still resumes."""
+    old = {
+        **version_1_arrays(4),
+        "version": np.array(3),
+        "value": np.full(4, 0.5, np.float16),
+        "surprise": np.full(4, 0.25, np.float16),
+    }
+    new = upgrade_replay_snapshot(old)
+    assert int(new["version"]) == 4 and new["ownership"].shape == (4, 32) and (new["ownership"] == -1).all()
+    chunks = tmp_path / "replay"
+    chunks.mkdir()
+    np.savez(chunks / "chunk_000000000000_000000000004.npz", **{k: v for k, v in old.items() if k != "total_added"})
+    back = ReplayBuffer.load_chunks(chunks, 10, SHAPE)
+    assert len(back) == 4 and (back.contents().ownership == -1).all()
+    np.testing.assert_array_equal(back.contents().surprise, np.full(4, 0.25, np.float32))
+
+
 def test_replay_snapshot_of_today_passes_unchanged():
     today = {
         **version_1_arrays(3),
-        "version": np.array(3),
+        "version": np.array(4),
         "value": np.full(3, 0.5, np.float32),
         "surprise": np.full(3, 0.25, np.float16),
+        "ownership": np.zeros((3, 32), np.int8),
     }
     assert upgrade_replay_snapshot(today).keys() == today.keys()
-    np.testing.assert_array_equal(upgrade_replay_snapshot(today)["value"], today["value"])
-    np.testing.assert_array_equal(upgrade_replay_snapshot(today)["surprise"], today["surprise"])
+    for key in ("value", "surprise", "ownership"):
+        np.testing.assert_array_equal(upgrade_replay_snapshot(today)[key], today[key])
 
 
-@pytest.mark.parametrize("version", [0, 4])
+@pytest.mark.parametrize("version", [0, 5])
 def test_unknown_replay_snapshot_formats_are_left_for_the_reader_to_refuse(version):
     arrays = {**version_1_arrays(2), "version": np.array(version)}
     new = upgrade_replay_snapshot(arrays)

@@ -16,6 +16,7 @@ from tammi_rl.train.learner import (
     WeightAverage,
     dense_targets,
     masked_log_softmax,
+    ownership_loss,
     policy_value_loss,
     surprise_weights,
     value_targets,
@@ -36,7 +37,8 @@ def random_batch(n: int, n_actions: int, seed: int = 0) -> SampleBatch:
         policy[i, :k] = p / p.sum()
     outcome = rng.integers(0, 3, size=n).astype(np.int64)
     value = rng.uniform(-1, 1, size=n).astype(np.float32)
-    return SampleBatch(obs, legal, policy, outcome, value, rng.exponential(0.3, size=n).astype(np.float32))
+    surprise = rng.exponential(0.3, size=n).astype(np.float32)
+    return SampleBatch(obs, legal, policy, outcome, value, surprise, rng.integers(0, 3, (n, 32)).astype(np.int8))
 
 
 def test_dense_targets_scatter():
@@ -347,12 +349,12 @@ def test_the_soft_output_changes_nothing_that_plays(russian):
     with torch.no_grad():
         p, v = plain(obs)
         sp, sv = soft(obs)
-        wp, wv, ws = soft.forward_with_soft(obs)
+        wp, wv, ws, wo = soft.forward_heads(obs)
+        plain_heads = plain.forward_heads(obs)
     assert torch.equal(p, sp) and torch.equal(v, sv)
     assert torch.allclose(p, wp, atol=1e-6) and torch.allclose(v, wv, atol=1e-6)
-    assert ws.shape == p.shape and not torch.allclose(ws, wp)
-    with pytest.raises(ValueError, match="soft-policy"):
-        plain.forward_with_soft(obs)
+    assert ws is not None and ws.shape == p.shape and not torch.allclose(ws, wp)
+    assert wo is None and plain_heads.soft_policy is None and plain_heads.ownership is None
 
 
 @pytest.mark.parametrize("weight", [8.0, 0.0])
@@ -378,3 +380,63 @@ def test_the_learner_trains_the_soft_output_with_its_weight(russian, weight):
         )
     else:
         assert not learner.trains_soft_policy and not moved and "loss/soft_policy" not in last
+
+
+OWNERSHIP = NetworkConfig(blocks=1, channels=16, value_hidden=16, ownership=True)
+
+
+def test_ownership_loss_is_the_mean_cross_entropy_over_recorded_squares():
+    logits = torch.randn(2, 3, 4)
+    owners = torch.tensor([[0, 1, 2, -1], [-1, -1, -1, -1]], dtype=torch.int8)
+    logp = torch.log_softmax(logits, dim=1)
+    expected = -(logp[0, 0, 0] + logp[0, 1, 1] + logp[0, 2, 2]) / 3  # the second sample: nothing recorded
+    assert float(ownership_loss(logits, owners, torch.ones(2))) == pytest.approx(float(expected), rel=1e-5)
+    weighted = ownership_loss(logits, torch.tensor([[0, 0, 0, 0], [2, 2, 2, 2]]), torch.tensor([1.0, 3.0]))
+    per_sample = [-logp[0, 0].mean(), -logp[1, 2].mean()]
+    assert float(weighted) == pytest.approx(float((per_sample[0] + 3 * per_sample[1]) / 4), rel=1e-5)
+    assert float(ownership_loss(logits, torch.full((2, 4), -1), torch.ones(2))) == 0.0
+
+
+def test_the_ownership_output_changes_nothing_that_plays(russian):
+    plain = build_model(russian, TINY).eval()
+    owned = build_model(russian, OWNERSHIP).eval()
+    missing, unexpected = owned.load_state_dict(plain.state_dict(), strict=False)
+    assert unexpected == [] and all(key.startswith("ownership_out.") for key in missing) and missing
+    obs = torch.as_tensor(random_batch(8, plain.n_actions, seed=4).obs)
+    with torch.no_grad():
+        p, v = plain(obs)
+        op, ov = owned(obs)
+        heads = owned.forward_heads(obs)
+    assert torch.equal(p, op) and torch.equal(v, ov)
+    assert heads.ownership is not None and heads.ownership.shape == (8, 3, 32) and heads.soft_policy is None
+    # square 0's logits are the 1x1 convolution of the tower's output at canonical square 0's cell
+    with torch.no_grad():
+        h = owned.tower(owned.stem(obs))
+        cell = int(owned.cells[0])
+        at_cell = owned.ownership_out(h).flatten(2)[:, :, cell]
+    assert torch.allclose(heads.ownership[:, :, 0], at_cell)
+
+
+@pytest.mark.parametrize("weight", [1.0, 0.0])
+def test_the_learner_trains_the_ownership_output_with_its_weight(russian, weight):
+    model = build_model(russian, OWNERSHIP)
+    head = copy.deepcopy(model.ownership_out.state_dict())
+    learner = Learner(model, TrainConfig(batch_size=16, lr=1e-2, ownership_weight=weight))
+    batch = random_batch(16, model.n_actions, seed=6)
+    first = learner.step(batch)
+    for _ in range(30):
+        last = learner.step(batch)
+    moved = any(
+        not torch.equal(a, b) for a, b in zip(head.values(), model.ownership_out.state_dict().values(), strict=True)
+    )
+    if weight > 0:
+        assert learner.trains_ownership and moved
+        assert last["loss/ownership"] < first["loss/ownership"]
+        assert last["loss/total"] == pytest.approx(
+            last["loss/policy"]
+            + TrainConfig().value_loss_weight * last["loss/value"]
+            + weight * last["loss/ownership"],
+            rel=1e-4,
+        )
+    else:
+        assert not learner.trains_ownership and not moved and "loss/ownership" not in last

@@ -21,7 +21,8 @@ def make_batch(start: int, n: int) -> SampleBatch:
     policy = np.zeros((n, MAX_LEGAL), np.float32)
     policy[:, 0], policy[:, 1] = 0.75, 0.25
     value, surprise = (ids % 7 / 7).astype(np.float32), (ids % 5 / 4).astype(np.float32)
-    return SampleBatch(obs, legal, policy, (ids % 3).astype(np.int64), value, surprise)
+    ownership = ((ids[:, None] + np.arange(32)) % 4 - 1).astype(np.int8)  # -1 (not recorded) to 2
+    return SampleBatch(obs, legal, policy, (ids % 3).astype(np.int64), value, surprise, ownership)
 
 
 def ids_of(batch: SampleBatch) -> list[int]:
@@ -55,6 +56,8 @@ def test_sample_dtypes_and_contract():
     np.testing.assert_allclose(batch.value, ids % 7 / 7, atol=1e-3)  # stored as float16
     np.testing.assert_allclose(batch.policy.sum(1), 1.0)
     assert (batch.legal[:, 2:] == -1).all()
+    assert batch.ownership.dtype == np.int8 and batch.ownership.shape == (32, 32)
+    np.testing.assert_array_equal(batch.ownership, (ids[:, None] + np.arange(32)) % 4 - 1)
 
 
 def test_sampling_is_uniform_and_seeded():
@@ -82,6 +85,7 @@ def test_snapshot_round_trip(tmp_path):
     assert back.total_added == 14 and ids_of(back.contents()) == list(range(4, 14))
     np.testing.assert_array_equal(back.contents().legal, buf.contents().legal)
     np.testing.assert_array_equal(back.contents().value, buf.contents().value)
+    np.testing.assert_array_equal(back.contents().ownership, buf.contents().ownership)
     small = ReplayBuffer.load(path, 3)  # a smaller window keeps the newest
     assert ids_of(small.contents()) == [11, 12, 13]
     # adding after a load continues the ring in order
@@ -142,6 +146,7 @@ def test_chunks_append_only_what_is_new_and_prune_the_window(tmp_path):
     assert mid.total_added == 12 and ids_of(mid.contents()) == list(range(4, 12))
     np.testing.assert_array_equal(back.contents().policy, buf.contents().policy)
     np.testing.assert_array_equal(back.contents().value, buf.contents().value)
+    np.testing.assert_array_equal(back.contents().ownership, buf.contents().ownership)
     small = ReplayBuffer.load_chunks(d, 3)
     assert ids_of(small.contents()) == [18, 19, 20] and small.total_added == 21
 
