@@ -206,8 +206,9 @@ def upgrade_replay_snapshot(arrays: Mapping[str, np.ndarray]) -> dict[str, np.nd
     format 1 wrote: 0 a win +1, 1 a draw 0, 2 a loss -1). Format 2, written before samples
     kept their policy surprise, has no ``surprise`` array; each sample gets NaN, "not
     measured", which the learner weighs as an average sample. Format 3, written before samples
-    kept their ownership targets, has no ``ownership`` array; every square of every sample gets
-    -1, "not recorded", which the learner leaves out of the ownership loss."""
+    kept their ownership and short-horizon value targets, has no ``ownership`` and no
+    ``short_value`` array; every square of every sample gets -1 and every short value NaN,
+    "not recorded", which the learner leaves out of those losses."""
     out = dict(arrays)
     if int(out["version"]) == 1:
         outcome = out["outcome"]
@@ -219,6 +220,7 @@ def upgrade_replay_snapshot(arrays: Mapping[str, np.ndarray]) -> dict[str, np.nd
     if int(out["version"]) == 3:
         height, width = out["obs"].shape[-2:]
         out["ownership"] = np.full((len(out["outcome"]), height * width // 2), -1, np.int8)
+        out["short_value"] = np.full(len(out["outcome"]), np.nan, np.float16)
         out["version"] = np.array(4)
     return out
 

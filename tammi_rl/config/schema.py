@@ -49,6 +49,12 @@ class NetworkConfig:
         "draughts' counterpart of KataGo's ownership target); it never plays and is left out of "
         "exported networks.",
     )
+    short_value: bool = setting(
+        False,
+        "An auxiliary value output, beside the win/draw/loss head on its hidden layer, trained on "
+        "the short-horizon value (train.short_value_weight, train.short_value_horizon); it never "
+        "plays and is left out of exported networks.",
+    )
 
 
 SEARCH_ALGORITHMS = ("gumbel", "puct")
@@ -305,6 +311,20 @@ class TrainConfig:
         "Weight of the ownership loss when network.ownership is on: the cross-entropy of the "
         "ownership output to who held each square at the game's end, averaged over the squares.",
         min=0.0,
+    )
+    short_value_weight: float = setting(
+        1.0,
+        "Weight of the short-horizon value loss when network.short_value is on: the squared error "
+        "of the auxiliary value output to the short-horizon value target.",
+        min=0.0,
+    )
+    short_value_horizon: float = setting(
+        6.0,
+        "Horizon, in searched decisions, of the short-horizon value target: an exponentially "
+        "weighted average of the search values of the decisions that follow a sample, each a "
+        "share 1/horizon of what is left, the rest going to the game's outcome (KataGo's "
+        "short-term value target).",
+        min=1.0,
     )
     ema_samples: int = setting(
         0,

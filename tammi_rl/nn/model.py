@@ -16,7 +16,9 @@ Two auxiliary outputs are trained but never play (`tammi_rl.train.learner`): wit
 ``network.soft_policy`` a second 1x1 convolution on the policy head's hidden layer gives
 logits of the policy's layout, trained on a softened policy target; with
 ``network.ownership`` a 1x1 convolution on the tower's output gives, per playable square,
-logits over who holds it when the game ends (own piece, empty, opponent's piece). Only
+logits over who holds it when the game ends (own piece, empty, opponent's piece); with
+``network.short_value`` a linear layer on the value head's hidden layer gives a value in
+[-1, 1] about a few moves ahead rather than at the game's end. Only
 `PolicyValueNet.forward_heads` returns them, so search, players and exported networks see
 the same two outputs as without them.
 """
@@ -97,6 +99,8 @@ class Heads(NamedTuple):
     ownership: torch.Tensor | None
     """[B, 3, S] logits of own/empty/opponent at the game's end for each of the S playable
     squares in canonical order (``network.ownership``), else None."""
+    short_value: torch.Tensor | None
+    """[B] short-horizon value in [-1, 1] for the side to move (``network.short_value``), else None."""
 
 
 class PolicyValueNet(nn.Module):
@@ -131,6 +135,7 @@ class PolicyValueNet(nn.Module):
         )
         self.soft_policy_out = nn.Conv2d(cfg.channels, 4 * max_distance, 1) if cfg.soft_policy else None
         self.ownership_out = nn.Conv2d(cfg.channels, 3, 1) if cfg.ownership else None
+        self.short_value_out = nn.Linear(cfg.value_hidden, 1) if cfg.short_value else None
         self.register_buffer("cells", torch.tensor(cells, dtype=torch.long), persistent=False)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -148,7 +153,11 @@ class PolicyValueNet(nn.Module):
         if self.ownership_out is not None:
             cells = cast(torch.Tensor, self.cells)
             ownership = self.ownership_out(h).flatten(2).index_select(2, cells)  # [B, 3, S]
-        return Heads(policy, self.value_fc(self.value_conv(h).flatten(1)), soft, ownership)
+        value_hidden = self.value_fc[:-1](self.value_conv(h).flatten(1))
+        short = None
+        if self.short_value_out is not None:
+            short = torch.tanh(self.short_value_out(value_hidden)).squeeze(1)
+        return Heads(policy, self.value_fc[-1](value_hidden), soft, ownership, short)
 
     def _actions(self, planes: torch.Tensor) -> torch.Tensor:
         """Per-cell head output [B, 4*D, H, W] -> action logits [B, A] in (square, direction,

@@ -34,7 +34,8 @@ class SampleBatch:
     before it was kept; the learner can weight samples by it); ownership [N, S] int8 (who held
     each of the S playable squares, in the side to move's canonical square order, when the
     game ended: `tammi_rl.env.observation` OWN/EMPTY/OPPONENT; `UNKNOWN_OWNER` where not
-    recorded; the auxiliary ownership target)."""
+    recorded; the auxiliary ownership target); short_value [N] float32 (the short-horizon value
+    for the side to move, `short_horizon_values`; NaN where not recorded)."""
 
     obs: np.ndarray
     legal: np.ndarray
@@ -43,6 +44,7 @@ class SampleBatch:
     value: np.ndarray
     surprise: np.ndarray
     ownership: np.ndarray
+    short_value: np.ndarray
 
     def __len__(self) -> int:
         return int(self.obs.shape[0])
@@ -57,6 +59,7 @@ class SampleBatch:
             self.value[rows],
             self.surprise[rows],
             self.ownership[rows],
+            self.short_value[rows],
         )
 
     @staticmethod
@@ -69,6 +72,7 @@ class SampleBatch:
             np.zeros((0,), np.float32),
             np.zeros((0,), np.float32),
             np.zeros((0, n_squares(obs_shape)), np.int8),
+            np.zeros((0,), np.float32),
         )
 
     @staticmethod
@@ -81,6 +85,7 @@ class SampleBatch:
             np.concatenate([b.value for b in batches]),
             np.concatenate([b.surprise for b in batches]),
             np.concatenate([b.ownership for b in batches]),
+            np.concatenate([b.short_value for b in batches]),
         )
 
 
@@ -101,6 +106,28 @@ def sparse_policy(actions: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, n
 def outcome_values(outcome: np.ndarray) -> np.ndarray:
     """The game outcome as a value for the side to move: WIN +1, DRAW 0, LOSS -1 (float32)."""
     return np.select([outcome == WIN, outcome == LOSS], [1.0, -1.0], 0.0).astype(np.float32)
+
+
+def short_horizon_values(values: np.ndarray, sides: np.ndarray, winner: int | None, horizon: float) -> np.ndarray:
+    """The short-horizon value target of each of a game's stored decisions, for its side to move.
+
+    ``values [n]`` are the root search values of the decisions in order (each for its own
+    side to move; NaN: not known, read as the outcome), ``sides [n]`` who was to move (0 White,
+    1 Black), ``winner`` the game's (None: a draw). The target of decision i mixes the search
+    values from i on with exponentially falling weights, ``(1 - a) * sum_k a**k * v[i + k]``,
+    ``a = 1 - 1 / horizon``, and gives the weight left past the last decision to the outcome:
+    the value about ``horizon`` decisions ahead, less noisy than the outcome of a whole game
+    and less biased than one search (KataGo's short-term value targets). float32 [n]."""
+    outcome = 0.0 if winner is None else (1.0 if winner == 0 else -1.0)  # White's view
+    white = np.where(np.asarray(sides) == 0, 1.0, -1.0)
+    seen = np.where(np.isnan(values), outcome * white, values) * white  # each value in White's view
+    keep = 1.0 - 1.0 / horizon
+    target = np.empty(len(seen), np.float64)
+    ahead = outcome
+    for i in range(len(seen) - 1, -1, -1):
+        ahead = (1.0 - keep) * seen[i] + keep * ahead
+        target[i] = ahead
+    return (target * white).astype(np.float32)
 
 
 def policy_surprise(target: np.ndarray, prior: np.ndarray) -> float:

@@ -37,7 +37,16 @@ from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move, Position
 from tammi_rl.rules.results import GameResult
-from tammi_rl.selfplay.samples import DRAW, LOSS, MAX_LEGAL, WIN, SampleBatch, policy_surprise, sparse_policy
+from tammi_rl.selfplay.samples import (
+    DRAW,
+    LOSS,
+    MAX_LEGAL,
+    WIN,
+    SampleBatch,
+    policy_surprise,
+    short_horizon_values,
+    sparse_policy,
+)
 
 
 @dataclass
@@ -221,7 +230,7 @@ class SelfPlayWorker:
         return self._collect(finished, time.perf_counter() - start, resigned, decisions)
 
     def _collect(self, slots: list[_Slot], seconds: float, resigned: int, decisions: int) -> SelfPlayResult:
-        obs, legal, policy, outcome, value, surprise, ownership = [], [], [], [], [], [], []
+        obs, legal, policy, outcome, value, surprise, ownership, short = [], [], [], [], [], [], [], []
         white = draw = black = 0
         false_pos = playouts = 0
         for slot in slots:
@@ -235,6 +244,9 @@ class SelfPlayWorker:
                 playouts += 1
                 false_pos += winner != 1 - slot.would_resign
             owners = self.encoder.square_owners(slot.game.position)  # the last position: ownership targets
+            searched = np.asarray([r[4] for r in slot.records], np.float64)
+            sides = np.asarray([r[3] for r in slot.records], np.int64)
+            short.append(short_horizon_values(searched, sides, winner, self.cfg.train.short_value_horizon))
             for o, lg, p, side, v, u in slot.records:
                 obs.append(o)
                 legal.append(lg)
@@ -255,6 +267,7 @@ class SelfPlayWorker:
                 np.asarray(value, np.float32),
                 np.asarray(surprise, np.float32),
                 np.stack(ownership),
+                np.concatenate(short),
             )
         else:
             samples = SampleBatch.empty(self.search.obs_shape)

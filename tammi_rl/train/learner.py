@@ -27,6 +27,11 @@ empty, opponent's piece; `ownership_loss`), averaged over the squares: hundreds 
 position where the value has one, about the part of the board that decided the game
 (KataGo's ownership target, in draughts' terms).
 
+With ``network.short_value`` its short-horizon value output adds ``train.short_value_weight``
+times the squared error to the sample's short-horizon value
+(`tammi_rl.selfplay.samples.short_horizon_values`): the search values of the next few
+decisions, a target with less noise than a whole game's outcome.
+
 With ``train.ema_samples`` the network that plays (self-play, evaluation, gating,
 checkpoints) is an exponential moving average of the trained weights, `WeightAverage`,
 while the optimiser keeps stepping its own copy: averaging removes the noise of the last
@@ -130,6 +135,15 @@ def ownership_loss(logits: torch.Tensor, owners: torch.Tensor, weight: torch.Ten
     return (per_square * w).sum() / w.sum().clamp(min=1e-8)
 
 
+def short_value_loss(predicted: torch.Tensor, target: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """Weighted mean squared error of ``predicted [B]`` to ``target [B]`` over the samples whose
+    target is known (NaN: not recorded); 0 when none is."""
+    known = torch.isfinite(target)
+    w = known.float() * weight
+    error = (predicted - torch.where(known, target, torch.zeros_like(target))) ** 2
+    return (error * w).sum() / w.sum().clamp(min=1e-8)
+
+
 def _cross_entropy(
     logits: torch.Tensor, mask: torch.Tensor, target: torch.Tensor, rows: torch.Tensor, weight: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -152,12 +166,15 @@ def policy_value_loss(
     soft_weight: float = 0.0,
     ownership_logits: torch.Tensor | None = None,
     ownership_weight: float = 0.0,
+    short_value: torch.Tensor | None = None,
+    short_value_weight: float = 0.0,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Total loss and its parts (plus policy entropy and value accuracy) for one batch; with
     ``sample_weight [B]`` each sample's losses count in proportion to its weight; with
     ``soft_logits [B, A]`` the soft-policy loss is added ``soft_weight`` times, with
     ``ownership_logits [B, 3, S]`` the ownership loss against ``batch["ownership"]``
-    ``ownership_weight`` times."""
+    ``ownership_weight`` times, with ``short_value [B]`` the short-horizon value loss against
+    ``batch["short_value"]`` ``short_value_weight`` times."""
     mask, target = dense_targets(batch["legal"], batch["policy"], policy_logits.shape[1])
     has_policy = mask.any(dim=1)
     w = sample_weight if sample_weight is not None else torch.ones(mask.shape[0], device=mask.device)
@@ -175,6 +192,10 @@ def policy_value_loss(
         own_loss = ownership_loss(ownership_logits, batch["ownership"], w)
         total = total + ownership_weight * own_loss
         metrics["loss/ownership"] = float(own_loss.detach())
+    if short_value is not None:
+        short_loss = short_value_loss(short_value, batch["short_value"], w)
+        total = total + short_value_weight * short_loss
+        metrics["loss/short_value"] = float(short_loss.detach())
     with torch.no_grad():
         entropy = -(logp_legal.exp() * logp_legal).sum(1)[has_policy].sum() / n_policy
         accuracy = (wdl_logits.argmax(1) == batch["outcome"]).float().mean()
@@ -320,6 +341,11 @@ class Learner:
         return getattr(self.model, "ownership_out", None) is not None and self.cfg.ownership_weight > 0
 
     @property
+    def trains_short_value(self) -> bool:
+        """Whether the network has a short-horizon value output (``network.short_value``) with a weight."""
+        return getattr(self.model, "short_value_out", None) is not None and self.cfg.short_value_weight > 0
+
+    @property
     def lr(self) -> float:
         return float(self.optimizer.param_groups[0]["lr"])
 
@@ -332,6 +358,7 @@ class Learner:
             "value": torch.as_tensor(batch.value, dtype=torch.float32, device=self.device),
             "surprise": torch.as_tensor(batch.surprise, dtype=torch.float32, device=self.device),
             "ownership": torch.as_tensor(batch.ownership, device=self.device),
+            "short_value": torch.as_tensor(batch.short_value, dtype=torch.float32, device=self.device),
         }
 
     def step(self, batch: SampleBatch) -> dict[str, float]:
@@ -347,13 +374,14 @@ class Learner:
             else contextlib.nullcontext()
         )
         with amp:
-            if self.trains_soft_policy or self.trains_ownership:
+            if self.trains_soft_policy or self.trains_ownership or self.trains_short_value:
                 heads = cast(PolicyValueNet, self.model).forward_heads(obs)
             else:
                 policy, wdl = self.model(obs)
-                heads = Heads(policy, wdl, None, None)
+                heads = Heads(policy, wdl, None, None, None)
         soft_logits = heads.soft_policy if self.trains_soft_policy else None
         ownership_logits = heads.ownership if self.trains_ownership else None
+        short_value = heads.short_value if self.trains_short_value else None
         policy_logits, wdl_logits = heads.policy, heads.wdl
         # The loss in fp32 (a no-op without autocast): log-softmax over a few hundred actions.
         share = self.cfg.surprise_weight
@@ -368,6 +396,8 @@ class Learner:
             self.cfg.soft_policy_weight,
             ownership_logits.float() if ownership_logits is not None else None,
             self.cfg.ownership_weight,
+            short_value.float() if short_value is not None else None,
+            self.cfg.short_value_weight,
         )
         self.optimizer.zero_grad(set_to_none=True)
         if self.scaler is not None:

@@ -7,8 +7,8 @@
     buf = ReplayBuffer.load_chunks("runs/x/replay", 100_000)
 
 Storage is compact (observations float16: the planes hold 0/1 and counter fractions;
-action indices int16; outcomes and ownership classes int8; search values and policy
-surprises float16) and
+action indices int16; outcomes and ownership classes int8; search values, policy
+surprises and short-horizon values float16) and
 grows on demand up to ``capacity``, so a big window costs memory only once it is filled.
 `sample` returns float32/int32/int64 arrays, the `SampleBatch` contract. Snapshots are
 written atomically (temp file + rename) and keep the samples oldest first together with
@@ -36,7 +36,7 @@ from tammi_rl.rules.errors import TammiError
 from tammi_rl.selfplay.samples import MAX_LEGAL, UNKNOWN_OWNER, SampleBatch, n_squares
 
 SNAPSHOT_VERSION = 4
-"""2 added the search values, 3 the policy surprises, 4 the ownership targets
+"""2 added the search values, 3 the policy surprises, 4 the ownership and short-horizon value targets
 (`tammi_rl.legacy.upgrade_replay_snapshot` reads versions 1 to 3)."""
 
 
@@ -83,9 +83,19 @@ class ReplayBuffer:
         self._value = np.zeros((n,), np.float16)
         self._surprise = np.zeros((n,), np.float16)
         self._ownership = np.full((n, n_squares(self.obs_shape)), UNKNOWN_OWNER, np.int8)
+        self._short_value = np.full((n,), np.nan, np.float16)
 
     def _columns(self) -> tuple[np.ndarray, ...]:
-        return self._obs, self._legal, self._policy, self._outcome, self._value, self._surprise, self._ownership
+        return (
+            self._obs,
+            self._legal,
+            self._policy,
+            self._outcome,
+            self._value,
+            self._surprise,
+            self._ownership,
+            self._short_value,
+        )
 
     def _grow(self, needed: int) -> None:
         """Make room for ``needed`` rows (geometric growth, capped at capacity)."""
@@ -127,6 +137,7 @@ class ReplayBuffer:
         self._value[rows] = batch.value[part]
         self._surprise[rows] = np.minimum(batch.surprise[part], np.finfo(np.float16).max)
         self._ownership[rows] = batch.ownership[part]
+        self._short_value[rows] = batch.short_value[part]
 
     def _ordered_rows(self) -> np.ndarray:
         """Row indices oldest first."""
@@ -143,6 +154,7 @@ class ReplayBuffer:
             self._value[rows].astype(np.float32),
             self._surprise[rows].astype(np.float32),
             self._ownership[rows],
+            self._short_value[rows].astype(np.float32),
         )
 
     # --- reading --------------------------------------------------------------------
@@ -184,6 +196,7 @@ class ReplayBuffer:
             "value": self._value[rows],
             "surprise": self._surprise[rows],
             "ownership": self._ownership[rows],
+            "short_value": self._short_value[rows],
         }
         atomic_write(path, lambda fh: np.savez(fh, **arrays))
 
@@ -202,7 +215,7 @@ class ReplayBuffer:
             total = int(arrays["total_added"])
             obs, legal = arrays["obs"], arrays["legal"]
             policy, outcome, value, surprise = arrays["policy"], arrays["outcome"], arrays["value"], arrays["surprise"]
-            ownership = arrays["ownership"]
+            ownership, short_value = arrays["ownership"], arrays["short_value"]
         except ReplayError:
             raise
         except Exception as exc:  # zip/format errors of a corrupt file
@@ -211,7 +224,7 @@ class ReplayBuffer:
         if obs_shape is not None and shape != tuple(obs_shape):
             raise ReplayError(f"{path}: observation shape {shape} does not match this run's {tuple(obs_shape)}")
         buf = cls(capacity, shape)
-        buf.add(SampleBatch(obs, legal, policy, outcome, value, surprise, ownership))
+        buf.add(SampleBatch(obs, legal, policy, outcome, value, surprise, ownership, short_value))
         buf.total_added = max(total, len(buf))
         return buf
 
@@ -253,6 +266,7 @@ class ReplayBuffer:
                 "value": self._value[rows],
                 "surprise": self._surprise[rows],
                 "ownership": self._ownership[rows],
+                "short_value": self._short_value[rows],
             }
             written = directory / f"chunk_{saved:012d}_{self.total_added:012d}.npz"
             atomic_write(written, lambda fh: np.savez(fh, **arrays))
@@ -301,6 +315,7 @@ class ReplayBuffer:
                         arrays["value"],
                         arrays["surprise"],
                         arrays["ownership"],
+                        arrays["short_value"],
                     )
             except ReplayError:
                 raise

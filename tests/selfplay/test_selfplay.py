@@ -12,7 +12,7 @@ from tammi_rl.config import load_config
 from tammi_rl.env.observation import ObservationEncoder
 from tammi_rl.legacy import upgrade_selfplay_state
 from tammi_rl.rules.engine import Rules
-from tammi_rl.selfplay.samples import policy_surprise
+from tammi_rl.selfplay.samples import policy_surprise, short_horizon_values
 from tammi_rl.selfplay.worker import SelfPlayWorker
 from tammi_rl.store.checkpoint import from_plain, to_plain
 
@@ -56,6 +56,24 @@ def test_play_returns_finished_games_and_keeps_the_batch_full():
     ownership = result.samples.ownership
     assert ownership.shape == (len(result.samples), 32) and ownership.dtype == np.int8
     assert {tuple(row) for row in ownership} <= finals
+    short = result.samples.short_value
+    assert short.shape == (len(result.samples),) and np.isfinite(short).all() and (np.abs(short) <= 1.0).all()
+
+
+def test_short_horizon_values_mix_the_next_search_values_and_the_outcome():
+    values, sides = np.array([0.5, -0.2, 0.8]), np.array([0, 1, 0])  # each for its own side to move
+    # White's view: 0.5, 0.2, 0.8, then White won (+1); horizon 2 keeps half of what lies ahead.
+    third = 0.5 * 0.8 + 0.5 * 1.0
+    second = 0.5 * 0.2 + 0.5 * third
+    first = 0.5 * 0.5 + 0.5 * second
+    got = short_horizon_values(values, sides, 0, horizon=2.0)
+    np.testing.assert_allclose(got, [first, -second, third], rtol=1e-6)  # back in each side's view
+    np.testing.assert_allclose(short_horizon_values(values, sides, 0, horizon=1.0), values, rtol=1e-6)
+    far = short_horizon_values(values, sides, None, horizon=1e9)  # a draw, seen from very far
+    np.testing.assert_allclose(far, 0.0, atol=1e-6)
+    unknown = short_horizon_values(np.array([np.nan, np.nan]), np.array([0, 1]), 1, horizon=1.0)
+    np.testing.assert_array_equal(unknown, [-1.0, 1.0])  # no search value: the outcome
+    assert short_horizon_values(np.zeros(0), np.zeros(0), 0, 6.0).shape == (0,)
 
 
 def test_policy_surprise_is_the_kl_of_the_target_from_the_prior():

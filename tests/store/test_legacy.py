@@ -230,9 +230,10 @@ def test_replay_snapshot_version_2_gets_unmeasured_surprises(tmp_path):
     np.testing.assert_array_equal(back.contents().value, np.full(4, 0.5, np.float32))
 
 
-def test_replay_snapshot_version_3_gets_unrecorded_ownership(tmp_path):
-    """Format 3 (before samples kept their ownership targets): -1 on every playable square,
-    which the learner leaves out of the ownership loss; a chunk of format 3 still resumes."""
+def test_replay_snapshot_version_3_gets_unrecorded_ownership_and_short_values(tmp_path):
+    """Format 3 (before samples kept their ownership and short-horizon value targets): -1 on
+    every playable square and NaN short values, which the learner leaves out of those losses;
+    a chunk of format 3 still resumes."""
     old = {
         **version_1_arrays(4),
         "version": np.array(3),
@@ -245,7 +246,7 @@ def test_replay_snapshot_version_3_gets_unrecorded_ownership(tmp_path):
     chunks.mkdir()
     np.savez(chunks / "chunk_000000000000_000000000004.npz", **{k: v for k, v in old.items() if k != "total_added"})
     back = ReplayBuffer.load_chunks(chunks, 10, SHAPE)
-    assert len(back) == 4 and (back.contents().ownership == -1).all()
+    assert len(back) == 4 and (back.contents().ownership == -1).all() and np.isnan(back.contents().short_value).all()
     np.testing.assert_array_equal(back.contents().surprise, np.full(4, 0.25, np.float32))
 
 
@@ -256,9 +257,10 @@ def test_replay_snapshot_of_today_passes_unchanged():
         "value": np.full(3, 0.5, np.float32),
         "surprise": np.full(3, 0.25, np.float16),
         "ownership": np.zeros((3, 32), np.int8),
+        "short_value": np.full(3, -0.5, np.float16),
     }
     assert upgrade_replay_snapshot(today).keys() == today.keys()
-    for key in ("value", "surprise", "ownership"):
+    for key in ("value", "surprise", "ownership", "short_value"):
         np.testing.assert_array_equal(upgrade_replay_snapshot(today)[key], today[key])
 
 

@@ -18,6 +18,7 @@ from tammi_rl.train.learner import (
     masked_log_softmax,
     ownership_loss,
     policy_value_loss,
+    short_value_loss,
     surprise_weights,
     value_targets,
 )
@@ -38,7 +39,10 @@ def random_batch(n: int, n_actions: int, seed: int = 0) -> SampleBatch:
     outcome = rng.integers(0, 3, size=n).astype(np.int64)
     value = rng.uniform(-1, 1, size=n).astype(np.float32)
     surprise = rng.exponential(0.3, size=n).astype(np.float32)
-    return SampleBatch(obs, legal, policy, outcome, value, surprise, rng.integers(0, 3, (n, 32)).astype(np.int8))
+    ownership = rng.integers(0, 3, (n, 32)).astype(np.int8)
+    return SampleBatch(
+        obs, legal, policy, outcome, value, surprise, ownership, rng.uniform(-1, 1, n).astype(np.float32)
+    )
 
 
 def test_dense_targets_scatter():
@@ -349,7 +353,7 @@ def test_the_soft_output_changes_nothing_that_plays(russian):
     with torch.no_grad():
         p, v = plain(obs)
         sp, sv = soft(obs)
-        wp, wv, ws, wo = soft.forward_heads(obs)
+        wp, wv, ws, wo, _ = soft.forward_heads(obs)
         plain_heads = plain.forward_heads(obs)
     assert torch.equal(p, sp) and torch.equal(v, sv)
     assert torch.allclose(p, wp, atol=1e-6) and torch.allclose(v, wv, atol=1e-6)
@@ -440,3 +444,56 @@ def test_the_learner_trains_the_ownership_output_with_its_weight(russian, weight
         )
     else:
         assert not learner.trains_ownership and not moved and "loss/ownership" not in last
+
+
+SHORT = NetworkConfig(blocks=1, channels=16, value_hidden=16, short_value=True)
+
+
+def test_short_value_loss_is_the_weighted_squared_error_over_recorded_targets():
+    predicted = torch.tensor([0.5, -0.5, 0.0])
+    target = torch.tensor([1.0, float("nan"), -0.5])
+    assert float(short_value_loss(predicted, target, torch.ones(3))) == pytest.approx((0.25 + 0.25) / 2)
+    assert float(short_value_loss(predicted, target, torch.tensor([3.0, 1.0, 1.0]))) == pytest.approx(
+        (3 * 0.25 + 0.25) / 4
+    )
+    assert float(short_value_loss(predicted, torch.full((3,), float("nan")), torch.ones(3))) == 0.0
+
+
+def test_the_short_value_output_changes_nothing_that_plays(russian):
+    plain = build_model(russian, TINY).eval()
+    short = build_model(russian, SHORT).eval()
+    missing, unexpected = short.load_state_dict(plain.state_dict(), strict=False)
+    assert unexpected == [] and all(key.startswith("short_value_out.") for key in missing) and missing
+    obs = torch.as_tensor(random_batch(8, plain.n_actions, seed=4).obs)
+    with torch.no_grad():
+        p, v = plain(obs)
+        sp, sv = short(obs)
+        heads = short.forward_heads(obs)
+    assert torch.equal(p, sp) and torch.equal(v, sv) and torch.allclose(heads.wdl, v, atol=1e-6)
+    assert heads.short_value is not None and heads.short_value.shape == (8,)
+    assert (heads.short_value.abs() <= 1).all() and heads.ownership is None
+
+
+@pytest.mark.parametrize("weight", [1.0, 0.0])
+def test_the_learner_trains_the_short_value_output_with_its_weight(russian, weight):
+    model = build_model(russian, SHORT)
+    head = copy.deepcopy(model.short_value_out.state_dict())
+    learner = Learner(model, TrainConfig(batch_size=16, lr=1e-2, short_value_weight=weight))
+    batch = random_batch(16, model.n_actions, seed=7)
+    first = learner.step(batch)
+    for _ in range(30):
+        last = learner.step(batch)
+    moved = any(
+        not torch.equal(a, b) for a, b in zip(head.values(), model.short_value_out.state_dict().values(), strict=True)
+    )
+    if weight > 0:
+        assert learner.trains_short_value and moved
+        assert last["loss/short_value"] < first["loss/short_value"]
+        assert last["loss/total"] == pytest.approx(
+            last["loss/policy"]
+            + TrainConfig().value_loss_weight * last["loss/value"]
+            + weight * last["loss/short_value"],
+            rel=1e-4,
+        )
+    else:
+        assert not learner.trains_short_value and not moved and "loss/short_value" not in last

@@ -22,7 +22,8 @@ def make_batch(start: int, n: int) -> SampleBatch:
     policy[:, 0], policy[:, 1] = 0.75, 0.25
     value, surprise = (ids % 7 / 7).astype(np.float32), (ids % 5 / 4).astype(np.float32)
     ownership = ((ids[:, None] + np.arange(32)) % 4 - 1).astype(np.int8)  # -1 (not recorded) to 2
-    return SampleBatch(obs, legal, policy, (ids % 3).astype(np.int64), value, surprise, ownership)
+    short_value = np.where(ids % 4 == 3, np.nan, ids % 9 / 8 - 0.5).astype(np.float32)  # NaN: not recorded
+    return SampleBatch(obs, legal, policy, (ids % 3).astype(np.int64), value, surprise, ownership, short_value)
 
 
 def ids_of(batch: SampleBatch) -> list[int]:
@@ -58,6 +59,8 @@ def test_sample_dtypes_and_contract():
     assert (batch.legal[:, 2:] == -1).all()
     assert batch.ownership.dtype == np.int8 and batch.ownership.shape == (32, 32)
     np.testing.assert_array_equal(batch.ownership, (ids[:, None] + np.arange(32)) % 4 - 1)
+    assert batch.short_value.dtype == np.float32
+    np.testing.assert_allclose(batch.short_value, np.where(ids % 4 == 3, np.nan, ids % 9 / 8 - 0.5), atol=1e-3)
 
 
 def test_sampling_is_uniform_and_seeded():
@@ -86,6 +89,7 @@ def test_snapshot_round_trip(tmp_path):
     np.testing.assert_array_equal(back.contents().legal, buf.contents().legal)
     np.testing.assert_array_equal(back.contents().value, buf.contents().value)
     np.testing.assert_array_equal(back.contents().ownership, buf.contents().ownership)
+    np.testing.assert_array_equal(back.contents().short_value, buf.contents().short_value)
     small = ReplayBuffer.load(path, 3)  # a smaller window keeps the newest
     assert ids_of(small.contents()) == [11, 12, 13]
     # adding after a load continues the ring in order
@@ -147,6 +151,7 @@ def test_chunks_append_only_what_is_new_and_prune_the_window(tmp_path):
     np.testing.assert_array_equal(back.contents().policy, buf.contents().policy)
     np.testing.assert_array_equal(back.contents().value, buf.contents().value)
     np.testing.assert_array_equal(back.contents().ownership, buf.contents().ownership)
+    np.testing.assert_array_equal(back.contents().short_value, buf.contents().short_value)
     small = ReplayBuffer.load_chunks(d, 3)
     assert ids_of(small.contents()) == [18, 19, 20] and small.total_added == 21
 
