@@ -158,7 +158,9 @@ def upgrade_selfplay_state(state: Mapping[str, Any]) -> dict[str, Any]:
     have no ``values``; each record gets NaN, which the worker reads as "no search value"
     and replaces with the game's outcome when the game ends. Checkpoints from before the
     policy surprise was kept have no ``surprise``; each record gets NaN, "not measured",
-    which the learner weighs as an average sample."""
+    which the learner weighs as an average sample. Checkpoints from before the opponent-reply
+    target have no ``record_move``/``record_first_hop``; each record gets move -1, "not
+    known", and its sample no reply target."""
     out = dict(state)
     if "games" in out:
         games = []
@@ -166,6 +168,8 @@ def upgrade_selfplay_state(state: Mapping[str, Any]) -> dict[str, Any]:
             n = len(game["sides"])
             game = game if "values" in game else {**game, "values": np.full(n, np.nan, np.float32)}
             game = game if "surprise" in game else {**game, "surprise": np.full(n, np.nan, np.float32)}
+            if "record_move" not in game:
+                game = {**game, "record_move": np.full(n, -1, np.int64), "record_first_hop": np.zeros(n, bool)}
             games.append(game)
         out["games"] = games
     return out
@@ -206,9 +210,10 @@ def upgrade_replay_snapshot(arrays: Mapping[str, np.ndarray]) -> dict[str, np.nd
     format 1 wrote: 0 a win +1, 1 a draw 0, 2 a loss -1). Format 2, written before samples
     kept their policy surprise, has no ``surprise`` array; each sample gets NaN, "not
     measured", which the learner weighs as an average sample. Format 3, written before samples
-    kept their ownership and short-horizon value targets, has no ``ownership`` and no
-    ``short_value`` array; every square of every sample gets -1 and every short value NaN,
-    "not recorded", which the learner leaves out of those losses."""
+    kept their ownership, short-horizon value and opponent-reply targets, has no
+    ``ownership``, ``short_value``, ``reply_legal`` or ``reply_policy`` array; every square of
+    every sample gets -1, every short value NaN and every reply no legal hop, "not recorded",
+    which the learner leaves out of those losses."""
     out = dict(arrays)
     if int(out["version"]) == 1:
         outcome = out["outcome"]
@@ -221,6 +226,8 @@ def upgrade_replay_snapshot(arrays: Mapping[str, np.ndarray]) -> dict[str, np.nd
         height, width = out["obs"].shape[-2:]
         out["ownership"] = np.full((len(out["outcome"]), height * width // 2), -1, np.int8)
         out["short_value"] = np.full(len(out["outcome"]), np.nan, np.float16)
+        out["reply_legal"] = np.full(out["legal"].shape, -1, np.int16)
+        out["reply_policy"] = np.zeros(out["policy"].shape, np.float16)
         out["version"] = np.array(4)
     return out
 

@@ -306,7 +306,7 @@ def random_batch(n: int, obs_shape: tuple[int, int, int], n_actions: int, rng: n
     surprise = rng.exponential(0.3, n).astype(np.float32)
     ownership = rng.integers(0, 3, (n, n_squares(obs_shape))).astype(np.int8)
     short_value = rng.uniform(-1, 1, n).astype(np.float32)
-    return SampleBatch(obs, legal, policy, outcome, value, surprise, ownership, short_value)
+    return SampleBatch(obs, legal, policy, outcome, value, surprise, ownership, short_value, legal, policy)
 
 
 def learner_run(cfg: Config, device: torch.device, seconds: float) -> dict[str, Any]:

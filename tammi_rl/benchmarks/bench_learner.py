@@ -8,7 +8,8 @@ An arm is a space-separated list of ``key=value`` changes to the config's learne
 ``threads`` (torch intra-op threads), ``batch_size``, ``precision`` (fp32/bf16/auto),
 ``channels_last`` (0/1), ``compile`` (``torch.compile`` of the training copy) and
 ``network.blocks``/``network.channels`` and the switches ``network.global_pooling``,
-``network.soft_policy``, ``network.ownership`` and ``network.short_value`` (1 or 0). Each
+``network.soft_policy``, ``network.ownership``, ``network.short_value`` and
+``network.opponent_policy`` (1 or 0). Each
 arm trains a fresh network of the config on the same synthetic batches
 (`bench_gpu.random_batch`: random board planes, a few legal actions a position and a random
 target over them): the work of a step depends on the shapes, not on the numbers. Arms
@@ -34,7 +35,7 @@ from tammi_rl.nn.model import build_model
 from tammi_rl.rules.engine import Rules
 from tammi_rl.train.learner import Learner
 
-SWITCHES = ("global_pooling", "soft_policy", "ownership", "short_value")
+SWITCHES = ("global_pooling", "soft_policy", "ownership", "short_value", "opponent_policy")
 """The network's on/off options an arm may switch (``network.<name>=1`` or ``0``)."""
 NETWORK_KEYS = ("network.blocks", "network.channels", *(f"network.{name}" for name in SWITCHES))
 """The network keys an arm may change."""
@@ -56,6 +57,7 @@ class Arm:
     soft_policy: bool = False
     ownership: bool = False
     short_value: bool = False
+    opponent_policy: bool = False
     step_ms: list[float] = field(default_factory=list)
 
     @property
@@ -94,6 +96,7 @@ def parse_arm(text: str, cfg: Config) -> Arm:
         soft_policy=switch("soft_policy"),
         ownership=switch("ownership"),
         short_value=switch("short_value"),
+        opponent_policy=switch("opponent_policy"),
     )
 
 
@@ -110,6 +113,7 @@ class ArmRunner:
             soft_policy=arm.soft_policy,
             ownership=arm.ownership,
             short_value=arm.short_value,
+            opponent_policy=arm.opponent_policy,
         )
         train_cfg = replace(cfg.train, batch_size=arm.batch_size, precision=arm.precision)
         self.arm = arm

@@ -55,6 +55,12 @@ class NetworkConfig:
         "the short-horizon value (train.short_value_weight, train.short_value_horizon); it never "
         "plays and is left out of exported networks.",
     )
+    opponent_policy: bool = setting(
+        False,
+        "An auxiliary policy output for the opponent's reply to the move being chosen "
+        "(train.opponent_policy_weight; KataGo's opponent-reply target); it shares the policy "
+        "head's hidden layer, never plays and is left out of exported networks.",
+    )
 
 
 SEARCH_ALGORITHMS = ("gumbel", "puct")
@@ -325,6 +331,13 @@ class TrainConfig:
         "share 1/horizon of what is left, the rest going to the game's outcome (KataGo's "
         "short-term value target).",
         min=1.0,
+    )
+    opponent_policy_weight: float = setting(
+        0.15,
+        "Weight of the opponent-reply loss when network.opponent_policy is on: the cross-entropy of "
+        "the auxiliary output to the search policy of the opponent's next decision (KataGo's "
+        "weight is 0.15).",
+        min=0.0,
     )
     ema_samples: int = setting(
         0,

@@ -18,7 +18,10 @@ logits of the policy's layout, trained on a softened policy target; with
 ``network.ownership`` a 1x1 convolution on the tower's output gives, per playable square,
 logits over who holds it when the game ends (own piece, empty, opponent's piece); with
 ``network.short_value`` a linear layer on the value head's hidden layer gives a value in
-[-1, 1] about a few moves ahead rather than at the game's end. Only
+[-1, 1] about a few moves ahead rather than at the game's end; with
+``network.opponent_policy`` a third 1x1 convolution on the policy head's hidden layer,
+turned 180 degrees into the opponent's frame, gives logits over the opponent's hops in
+answer to the move being chosen. Only
 `PolicyValueNet.forward_heads` returns them, so search, players and exported networks see
 the same two outputs as without them.
 """
@@ -101,6 +104,9 @@ class Heads(NamedTuple):
     squares in canonical order (``network.ownership``), else None."""
     short_value: torch.Tensor | None
     """[B] short-horizon value in [-1, 1] for the side to move (``network.short_value``), else None."""
+    opponent_policy: torch.Tensor | None
+    """[B, A] logits of the opponent's reply, in the opponent's action frame
+    (``network.opponent_policy``), else None."""
 
 
 class PolicyValueNet(nn.Module):
@@ -136,6 +142,7 @@ class PolicyValueNet(nn.Module):
         self.soft_policy_out = nn.Conv2d(cfg.channels, 4 * max_distance, 1) if cfg.soft_policy else None
         self.ownership_out = nn.Conv2d(cfg.channels, 3, 1) if cfg.ownership else None
         self.short_value_out = nn.Linear(cfg.value_hidden, 1) if cfg.short_value else None
+        self.opponent_policy_out = nn.Conv2d(cfg.channels, 4 * max_distance, 1) if cfg.opponent_policy else None
         self.register_buffer("cells", torch.tensor(cells, dtype=torch.long), persistent=False)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -157,7 +164,10 @@ class PolicyValueNet(nn.Module):
         short = None
         if self.short_value_out is not None:
             short = torch.tanh(self.short_value_out(value_hidden)).squeeze(1)
-        return Heads(policy, self.value_fc[-1](value_hidden), soft, ownership, short)
+        reply = None
+        if self.opponent_policy_out is not None:  # the opponent's frame is this one turned 180 degrees
+            reply = self._actions(torch.flip(self.opponent_policy_out(hidden), dims=(2, 3)))
+        return Heads(policy, self.value_fc[-1](value_hidden), soft, ownership, short, reply)
 
     def _actions(self, planes: torch.Tensor) -> torch.Tensor:
         """Per-cell head output [B, 4*D, H, W] -> action logits [B, A] in (square, direction,

@@ -35,7 +35,10 @@ class SampleBatch:
     each of the S playable squares, in the side to move's canonical square order, when the
     game ended: `tammi_rl.env.observation` OWN/EMPTY/OPPONENT; `UNKNOWN_OWNER` where not
     recorded; the auxiliary ownership target); short_value [N] float32 (the short-horizon value
-    for the side to move, `short_horizon_values`; NaN where not recorded)."""
+    for the side to move, `short_horizon_values`; NaN where not recorded); reply_legal [N,
+    MAX_LEGAL] int32 and reply_policy [N, MAX_LEGAL] float32 (the opponent's answer: the legal
+    hops and search policy of the first hop of the next move, in the opponent's frame; all -1
+    where it was not stored; the opponent-reply policy target)."""
 
     obs: np.ndarray
     legal: np.ndarray
@@ -45,6 +48,8 @@ class SampleBatch:
     surprise: np.ndarray
     ownership: np.ndarray
     short_value: np.ndarray
+    reply_legal: np.ndarray
+    reply_policy: np.ndarray
 
     def __len__(self) -> int:
         return int(self.obs.shape[0])
@@ -60,6 +65,8 @@ class SampleBatch:
             self.surprise[rows],
             self.ownership[rows],
             self.short_value[rows],
+            self.reply_legal[rows],
+            self.reply_policy[rows],
         )
 
     @staticmethod
@@ -73,6 +80,8 @@ class SampleBatch:
             np.zeros((0,), np.float32),
             np.zeros((0, n_squares(obs_shape)), np.int8),
             np.zeros((0,), np.float32),
+            np.zeros((0, MAX_LEGAL), np.int32),
+            np.zeros((0, MAX_LEGAL), np.float32),
         )
 
     @staticmethod
@@ -86,6 +95,8 @@ class SampleBatch:
             np.concatenate([b.surprise for b in batches]),
             np.concatenate([b.ownership for b in batches]),
             np.concatenate([b.short_value for b in batches]),
+            np.concatenate([b.reply_legal for b in batches]),
+            np.concatenate([b.reply_policy for b in batches]),
         )
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 import torch
@@ -49,15 +49,43 @@ from tammi_rl.selfplay.samples import (
 )
 
 
+class StoredDecision(NamedTuple):
+    """One stored decision of a game in progress."""
+
+    obs: np.ndarray
+    legal: np.ndarray
+    policy: np.ndarray
+    side: int
+    value: float
+    """The root search value (NaN: not known, from an old checkpoint)."""
+    surprise: float
+    move: int
+    """Whole moves played before this decision (-1: not known, from an old checkpoint)."""
+    first_hop: bool
+    """The decision is the first hop of its move (the opponent's reply to the move before)."""
+
+
 @dataclass
 class _Slot:
     game: Game
-    records: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, float, float]] = field(default_factory=list)
-    """Per stored decision: planes, legal actions, policy target, side to move, searched value,
-    policy surprise."""
+    records: list[StoredDecision] = field(default_factory=list)
+    """The game's stored decisions, in order."""
     play_out: bool = False
     """Resignation disabled in this game, to measure false positives."""
     would_resign: int | None = None
+
+
+def opponent_replies(records: list[StoredDecision]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The opponent-reply policy target of each record: the legal hops and search policy of
+    the first hop of the next move (the opponent's answer), or an empty target (legal all -1)
+    where that decision was not stored (forced, searched cheaply, or the game ended)."""
+    first_of_move = {r.move: r for r in records if r.first_hop and r.move >= 0}
+    none = (np.full(MAX_LEGAL, -1, np.int32), np.zeros(MAX_LEGAL, np.float32))
+    replies = []
+    for r in records:
+        reply = first_of_move.get(r.move + 1) if r.move >= 0 else None
+        replies.append((reply.legal, reply.policy) if reply is not None else none)
+    return replies
 
 
 class GameRecord(Protocol):
@@ -121,12 +149,14 @@ class SelfPlayWorker:
             "prefix": np.asarray(slot.game.chain_path(), np.int64),
             "play_out": slot.play_out,
             "would_resign": -1 if slot.would_resign is None else slot.would_resign,
-            "obs": np.stack([r[0] for r in records]) if records else np.zeros((0, *shape), np.float32),
-            "legal": np.stack([r[1] for r in records]) if records else np.zeros((0, MAX_LEGAL), np.int32),
-            "policy": np.stack([r[2] for r in records]) if records else np.zeros((0, MAX_LEGAL), np.float32),
-            "sides": np.asarray([r[3] for r in records], np.int64),
-            "values": np.asarray([r[4] for r in records], np.float32),
-            "surprise": np.asarray([r[5] for r in records], np.float32),
+            "obs": np.stack([r.obs for r in records]) if records else np.zeros((0, *shape), np.float32),
+            "legal": np.stack([r.legal for r in records]) if records else np.zeros((0, MAX_LEGAL), np.int32),
+            "policy": np.stack([r.policy for r in records]) if records else np.zeros((0, MAX_LEGAL), np.float32),
+            "sides": np.asarray([r.side for r in records], np.int64),
+            "values": np.asarray([r.value for r in records], np.float32),
+            "surprise": np.asarray([r.surprise for r in records], np.float32),
+            "record_move": np.asarray([r.move for r in records], np.int64),
+            "record_first_hop": np.asarray([r.first_hop for r in records], bool),
         }
 
     def _slot_from_state(self, index: int, state: dict) -> _Slot:
@@ -147,9 +177,17 @@ class SelfPlayWorker:
         values = state["values"]  # NaN: no search value (`tammi_rl.legacy.upgrade_selfplay_state`), read as the outcome
         surprise = state["surprise"]  # NaN: not measured (the same upgrade)
         records = [
-            (o, lg, p, int(side), float(v), float(u))
-            for o, lg, p, side, v, u in zip(
-                state["obs"], state["legal"], state["policy"], state["sides"], values, surprise, strict=False
+            StoredDecision(o, lg, p, int(side), float(v), float(u), int(m), bool(f))
+            for o, lg, p, side, v, u, m, f in zip(
+                state["obs"],
+                state["legal"],
+                state["policy"],
+                state["sides"],
+                values,
+                surprise,
+                state["record_move"],  # -1: not known (the same upgrade)
+                state["record_first_hop"],
+                strict=False,
             )
         ]
         would = int(state["would_resign"])
@@ -209,7 +247,11 @@ class SelfPlayWorker:
                     if is_full:
                         legal, policy = sparse_policy(res.actions, res.policy)
                         surprise = policy_surprise(res.policy, res.prior)
-                        slot.records.append((res.obs, legal, policy, side, res.value, surprise))
+                        first_hop = not slot.game.chain_path()
+                        move = len(slot.game.moves)
+                        slot.records.append(
+                            StoredDecision(res.obs, legal, policy, side, res.value, surprise, move, first_hop)
+                        )
                     if (
                         sp.resign_threshold > -1
                         and len(slot.game.moves) >= sp.resign_min_plies
@@ -231,6 +273,7 @@ class SelfPlayWorker:
 
     def _collect(self, slots: list[_Slot], seconds: float, resigned: int, decisions: int) -> SelfPlayResult:
         obs, legal, policy, outcome, value, surprise, ownership, short = [], [], [], [], [], [], [], []
+        reply_legal, reply_policy = [], []
         white = draw = black = 0
         false_pos = playouts = 0
         for slot in slots:
@@ -244,10 +287,13 @@ class SelfPlayWorker:
                 playouts += 1
                 false_pos += winner != 1 - slot.would_resign
             owners = self.encoder.square_owners(slot.game.position)  # the last position: ownership targets
-            searched = np.asarray([r[4] for r in slot.records], np.float64)
-            sides = np.asarray([r[3] for r in slot.records], np.int64)
+            searched = np.asarray([r.value for r in slot.records], np.float64)
+            sides = np.asarray([r.side for r in slot.records], np.int64)
             short.append(short_horizon_values(searched, sides, winner, self.cfg.train.short_value_horizon))
-            for o, lg, p, side, v, u in slot.records:
+            replies = opponent_replies(slot.records)
+            for (o, lg, p, side, v, u, _, _), (rl, rp) in zip(slot.records, replies, strict=True):
+                reply_legal.append(rl)
+                reply_policy.append(rp)
                 obs.append(o)
                 legal.append(lg)
                 policy.append(p)
@@ -268,6 +314,8 @@ class SelfPlayWorker:
                 np.asarray(surprise, np.float32),
                 np.stack(ownership),
                 np.concatenate(short),
+                np.stack(reply_legal),
+                np.stack(reply_policy),
             )
         else:
             samples = SampleBatch.empty(self.search.obs_shape)

@@ -32,6 +32,11 @@ times the squared error to the sample's short-horizon value
 (`tammi_rl.selfplay.samples.short_horizon_values`): the search values of the next few
 decisions, a target with less noise than a whole game's outcome.
 
+With ``network.opponent_policy`` its opponent-reply output adds ``train.opponent_policy_weight``
+times the cross-entropy to the search policy of the opponent's answer (the first hop of the
+next move, where self-play stored it), which makes the shared layers learn what the move
+being chosen allows.
+
 With ``train.ema_samples`` the network that plays (self-play, evaluation, gating,
 checkpoints) is an exponential moving average of the trained weights, `WeightAverage`,
 while the optimiser keeps stepping its own copy: averaging removes the noise of the last
@@ -155,6 +160,16 @@ def _cross_entropy(
     return -((target * logp_legal).sum(1)[rows] * w).sum() / w.sum().clamp(min=1e-8), logp_legal
 
 
+AUXILIARY_OUTPUTS: dict[str, str] = {
+    "soft_policy": "soft_policy_weight",
+    "ownership": "ownership_weight",
+    "short_value": "short_value_weight",
+    "opponent_policy": "opponent_policy_weight",
+}
+"""The network's auxiliary outputs (`Heads` fields, each the module ``<name>_out`` of the network)
+and the `TrainConfig` key of each one's loss weight."""
+
+
 def policy_value_loss(
     policy_logits: torch.Tensor,
     wdl_logits: torch.Tensor,
@@ -162,19 +177,17 @@ def policy_value_loss(
     value_loss_weight: float,
     value_search_weight: float = 0.0,
     sample_weight: torch.Tensor | None = None,
-    soft_logits: torch.Tensor | None = None,
-    soft_weight: float = 0.0,
-    ownership_logits: torch.Tensor | None = None,
-    ownership_weight: float = 0.0,
-    short_value: torch.Tensor | None = None,
-    short_value_weight: float = 0.0,
+    auxiliary: dict[str, tuple[torch.Tensor, float]] | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Total loss and its parts (plus policy entropy and value accuracy) for one batch; with
-    ``sample_weight [B]`` each sample's losses count in proportion to its weight; with
-    ``soft_logits [B, A]`` the soft-policy loss is added ``soft_weight`` times, with
-    ``ownership_logits [B, 3, S]`` the ownership loss against ``batch["ownership"]``
-    ``ownership_weight`` times, with ``short_value [B]`` the short-horizon value loss against
-    ``batch["short_value"]`` ``short_value_weight`` times."""
+    ``sample_weight [B]`` each sample's losses count in proportion to its weight.
+
+    ``auxiliary`` maps the auxiliary outputs trained (`AUXILIARY_OUTPUTS`) to (prediction,
+    loss weight); each adds its weight times its loss, logged as ``loss/<name>``:
+    ``soft_policy [B, A]`` against the softened policy target, ``ownership [B, 3, S]``
+    against ``batch["ownership"]``, ``short_value [B]`` against ``batch["short_value"]``,
+    ``opponent_policy [B, A]`` against ``batch["reply_legal"]``/``["reply_policy"]`` (samples
+    without a target add nothing to a loss)."""
     mask, target = dense_targets(batch["legal"], batch["policy"], policy_logits.shape[1])
     has_policy = mask.any(dim=1)
     w = sample_weight if sample_weight is not None else torch.ones(mask.shape[0], device=mask.device)
@@ -184,18 +197,20 @@ def policy_value_loss(
     n_policy = has_policy.sum().clamp(min=1)
     total = policy_loss + value_loss_weight * value_loss
     metrics: dict[str, float] = {}
-    if soft_logits is not None:
-        soft_loss, _ = _cross_entropy(soft_logits, mask, soft_policy_target(target), has_policy, w)
-        total = total + soft_weight * soft_loss
-        metrics["loss/soft_policy"] = float(soft_loss.detach())
-    if ownership_logits is not None:
-        own_loss = ownership_loss(ownership_logits, batch["ownership"], w)
-        total = total + ownership_weight * own_loss
-        metrics["loss/ownership"] = float(own_loss.detach())
-    if short_value is not None:
-        short_loss = short_value_loss(short_value, batch["short_value"], w)
-        total = total + short_value_weight * short_loss
-        metrics["loss/short_value"] = float(short_loss.detach())
+    for name, (predicted, weight) in (auxiliary or {}).items():
+        if name == "soft_policy":
+            loss, _ = _cross_entropy(predicted, mask, soft_policy_target(target), has_policy, w)
+        elif name == "ownership":
+            loss = ownership_loss(predicted, batch["ownership"], w)
+        elif name == "short_value":
+            loss = short_value_loss(predicted, batch["short_value"], w)
+        elif name == "opponent_policy":
+            reply_mask, reply_target = dense_targets(batch["reply_legal"], batch["reply_policy"], predicted.shape[1])
+            loss, _ = _cross_entropy(predicted, reply_mask, reply_target, reply_mask.any(dim=1), w)
+        else:
+            raise ValueError(f"unknown auxiliary output {name!r}; known: {sorted(AUXILIARY_OUTPUTS)}")
+        total = total + weight * loss
+        metrics[f"loss/{name}"] = float(loss.detach())
     with torch.no_grad():
         entropy = -(logp_legal.exp() * logp_legal).sum(1)[has_policy].sum() / n_policy
         accuracy = (wdl_logits.argmax(1) == batch["outcome"]).float().mean()
@@ -330,20 +345,11 @@ class Learner:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
 
-    @property
-    def trains_soft_policy(self) -> bool:
-        """Whether the network has a soft-policy output (``network.soft_policy``) with a weight."""
-        return getattr(self.model, "soft_policy_out", None) is not None and self.cfg.soft_policy_weight > 0
-
-    @property
-    def trains_ownership(self) -> bool:
-        """Whether the network has an ownership output (``network.ownership``) with a weight."""
-        return getattr(self.model, "ownership_out", None) is not None and self.cfg.ownership_weight > 0
-
-    @property
-    def trains_short_value(self) -> bool:
-        """Whether the network has a short-horizon value output (``network.short_value``) with a weight."""
-        return getattr(self.model, "short_value_out", None) is not None and self.cfg.short_value_weight > 0
+    def trains(self, output: str) -> bool:
+        """Whether the network has the auxiliary ``output`` (an `AUXILIARY_OUTPUTS` name, such as
+        ``"ownership"``, switched on by ``network.<output>``) and its loss a positive weight."""
+        weight = getattr(self.cfg, AUXILIARY_OUTPUTS[output])
+        return getattr(self.model, f"{output}_out", None) is not None and weight > 0
 
     @property
     def lr(self) -> float:
@@ -359,6 +365,8 @@ class Learner:
             "surprise": torch.as_tensor(batch.surprise, dtype=torch.float32, device=self.device),
             "ownership": torch.as_tensor(batch.ownership, device=self.device),
             "short_value": torch.as_tensor(batch.short_value, dtype=torch.float32, device=self.device),
+            "reply_legal": torch.as_tensor(batch.reply_legal, device=self.device),
+            "reply_policy": torch.as_tensor(batch.reply_policy, dtype=torch.float32, device=self.device),
         }
 
     def step(self, batch: SampleBatch) -> dict[str, float]:
@@ -373,16 +381,18 @@ class Learner:
             if self.amp_dtype is not None
             else contextlib.nullcontext()
         )
+        trained = [name for name in AUXILIARY_OUTPUTS if self.trains(name)]
         with amp:
-            if self.trains_soft_policy or self.trains_ownership or self.trains_short_value:
+            if trained:
                 heads = cast(PolicyValueNet, self.model).forward_heads(obs)
             else:
                 policy, wdl = self.model(obs)
-                heads = Heads(policy, wdl, None, None, None)
-        soft_logits = heads.soft_policy if self.trains_soft_policy else None
-        ownership_logits = heads.ownership if self.trains_ownership else None
-        short_value = heads.short_value if self.trains_short_value else None
+                heads = Heads(policy, wdl, None, None, None, None)
         policy_logits, wdl_logits = heads.policy, heads.wdl
+        auxiliary = {
+            name: (cast(torch.Tensor, getattr(heads, name)).float(), float(getattr(self.cfg, AUXILIARY_OUTPUTS[name])))
+            for name in trained
+        }
         # The loss in fp32 (a no-op without autocast): log-softmax over a few hundred actions.
         share = self.cfg.surprise_weight
         loss, metrics = policy_value_loss(
@@ -392,12 +402,7 @@ class Learner:
             self.cfg.value_loss_weight,
             self.cfg.value_target_search_weight,
             surprise_weights(tensors["surprise"], share) if share > 0 else None,
-            soft_logits.float() if soft_logits is not None else None,
-            self.cfg.soft_policy_weight,
-            ownership_logits.float() if ownership_logits is not None else None,
-            self.cfg.ownership_weight,
-            short_value.float() if short_value is not None else None,
-            self.cfg.short_value_weight,
+            auxiliary,
         )
         self.optimizer.zero_grad(set_to_none=True)
         if self.scaler is not None:

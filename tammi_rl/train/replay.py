@@ -8,7 +8,7 @@
 
 Storage is compact (observations float16: the planes hold 0/1 and counter fractions;
 action indices int16; outcomes and ownership classes int8; search values, policy
-surprises and short-horizon values float16) and
+surprises, short-horizon values and policy targets float16) and
 grows on demand up to ``capacity``, so a big window costs memory only once it is filled.
 `sample` returns float32/int32/int64 arrays, the `SampleBatch` contract. Snapshots are
 written atomically (temp file + rename) and keep the samples oldest first together with
@@ -36,7 +36,8 @@ from tammi_rl.rules.errors import TammiError
 from tammi_rl.selfplay.samples import MAX_LEGAL, UNKNOWN_OWNER, SampleBatch, n_squares
 
 SNAPSHOT_VERSION = 4
-"""2 added the search values, 3 the policy surprises, 4 the ownership and short-horizon value targets
+"""2 added the search values, 3 the policy surprises, 4 the ownership, short-horizon value and
+opponent-reply targets
 (`tammi_rl.legacy.upgrade_replay_snapshot` reads versions 1 to 3)."""
 
 
@@ -84,6 +85,8 @@ class ReplayBuffer:
         self._surprise = np.zeros((n,), np.float16)
         self._ownership = np.full((n, n_squares(self.obs_shape)), UNKNOWN_OWNER, np.int8)
         self._short_value = np.full((n,), np.nan, np.float16)
+        self._reply_legal = np.full((n, MAX_LEGAL), -1, np.int16)
+        self._reply_policy = np.zeros((n, MAX_LEGAL), np.float16)
 
     def _columns(self) -> tuple[np.ndarray, ...]:
         return (
@@ -95,6 +98,8 @@ class ReplayBuffer:
             self._surprise,
             self._ownership,
             self._short_value,
+            self._reply_legal,
+            self._reply_policy,
         )
 
     def _grow(self, needed: int) -> None:
@@ -138,6 +143,8 @@ class ReplayBuffer:
         self._surprise[rows] = np.minimum(batch.surprise[part], np.finfo(np.float16).max)
         self._ownership[rows] = batch.ownership[part]
         self._short_value[rows] = batch.short_value[part]
+        self._reply_legal[rows] = batch.reply_legal[part]
+        self._reply_policy[rows] = batch.reply_policy[part]
 
     def _ordered_rows(self) -> np.ndarray:
         """Row indices oldest first."""
@@ -155,6 +162,8 @@ class ReplayBuffer:
             self._surprise[rows].astype(np.float32),
             self._ownership[rows],
             self._short_value[rows].astype(np.float32),
+            self._reply_legal[rows].astype(np.int32),
+            self._reply_policy[rows].astype(np.float32),
         )
 
     # --- reading --------------------------------------------------------------------
@@ -197,6 +206,8 @@ class ReplayBuffer:
             "surprise": self._surprise[rows],
             "ownership": self._ownership[rows],
             "short_value": self._short_value[rows],
+            "reply_legal": self._reply_legal[rows],
+            "reply_policy": self._reply_policy[rows],
         }
         atomic_write(path, lambda fh: np.savez(fh, **arrays))
 
@@ -216,6 +227,7 @@ class ReplayBuffer:
             obs, legal = arrays["obs"], arrays["legal"]
             policy, outcome, value, surprise = arrays["policy"], arrays["outcome"], arrays["value"], arrays["surprise"]
             ownership, short_value = arrays["ownership"], arrays["short_value"]
+            reply_legal, reply_policy = arrays["reply_legal"], arrays["reply_policy"]
         except ReplayError:
             raise
         except Exception as exc:  # zip/format errors of a corrupt file
@@ -224,7 +236,9 @@ class ReplayBuffer:
         if obs_shape is not None and shape != tuple(obs_shape):
             raise ReplayError(f"{path}: observation shape {shape} does not match this run's {tuple(obs_shape)}")
         buf = cls(capacity, shape)
-        buf.add(SampleBatch(obs, legal, policy, outcome, value, surprise, ownership, short_value))
+        buf.add(
+            SampleBatch(obs, legal, policy, outcome, value, surprise, ownership, short_value, reply_legal, reply_policy)
+        )
         buf.total_added = max(total, len(buf))
         return buf
 
@@ -267,6 +281,8 @@ class ReplayBuffer:
                 "surprise": self._surprise[rows],
                 "ownership": self._ownership[rows],
                 "short_value": self._short_value[rows],
+                "reply_legal": self._reply_legal[rows],
+                "reply_policy": self._reply_policy[rows],
             }
             written = directory / f"chunk_{saved:012d}_{self.total_added:012d}.npz"
             atomic_write(written, lambda fh: np.savez(fh, **arrays))
@@ -316,6 +332,8 @@ class ReplayBuffer:
                         arrays["surprise"],
                         arrays["ownership"],
                         arrays["short_value"],
+                        arrays["reply_legal"],
+                        arrays["reply_policy"],
                     )
             except ReplayError:
                 raise

@@ -210,6 +210,7 @@ def _status(
         aux = f" soft {metrics['loss/soft_policy']:.3f}" if "loss/soft_policy" in metrics else ""
         aux += f" own {metrics['loss/ownership']:.3f}" if "loss/ownership" in metrics else ""
         aux += f" short {metrics['loss/short_value']:.3f}" if "loss/short_value" in metrics else ""
+        aux += f" opp {metrics['loss/opponent_policy']:.3f}" if "loss/opponent_policy" in metrics else ""
         parts.append(
             f"loss {metrics['loss/total']:.3f} (p {metrics['loss/policy']:.3f} v {metrics['loss/value']:.3f}{aux})"
         )

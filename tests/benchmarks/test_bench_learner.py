@@ -14,8 +14,9 @@ def test_an_arm_reads_its_changes_over_the_config() -> None:
     assert (arm.threads, arm.batch_size, arm.compile, arm.blocks) == (2, 64, True, 1)
     assert arm.channels == cfg.network.channels and arm.channels_last and arm.label.startswith("threads=2")
     assert parse_arm("", cfg).label == "config"
-    pooled = parse_arm("network.global_pooling=1 network.soft_policy=1 network.ownership=1 network.short_value=1", cfg)
-    assert pooled.global_pooling and pooled.soft_policy and pooled.ownership and pooled.short_value
+    switches = ("global_pooling", "soft_policy", "ownership", "short_value", "opponent_policy")
+    pooled = parse_arm(" ".join(f"network.{name}=1" for name in switches), cfg)
+    assert all(getattr(pooled, name) for name in switches)
     assert not parse_arm("", cfg).global_pooling and not parse_arm("network.ownership=0", cfg).ownership
     with pytest.raises(SystemExit, match=r"unknown key\(s\) \['bogus'\]"):
         parse_arm("bogus=1", cfg)

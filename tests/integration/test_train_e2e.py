@@ -107,8 +107,8 @@ def test_smoke_train_checkpoint_resume_eval(tmp_path):
 def test_resume_continues_exactly(tmp_path, ema):
     """Two iterations then a resume give the same weights as three in one go (with a weight
     average: the same average and the same trained weights; the surprise weights come back
-    with the replay window, and so do the ownership and short-horizon value targets; the
-    auxiliary outputs and the pooling block are saved and trained like the rest)."""
+    with the replay window, and so do the ownership, short-horizon value and opponent-reply
+    targets; the auxiliary outputs and the pooling block are saved and trained like the rest)."""
     common = [
         "eval.every=0",
         f"train.ema_samples={ema}",
@@ -117,6 +117,7 @@ def test_resume_continues_exactly(tmp_path, ema):
         f"network.global_pooling={'true' if ema else 'false'}",
         f"network.ownership={'true' if ema else 'false'}",
         f"network.short_value={'true' if ema else 'false'}",
+        f"network.opponent_policy={'true' if ema else 'false'}",
     ]
     straight = train(smoke(tmp_path, "name=straight", "train.iterations=3", *common), out=io.StringIO())
     train(smoke(tmp_path, "name=split", "train.iterations=2", *common), out=io.StringIO())
@@ -134,7 +135,8 @@ def test_resume_continues_exactly(tmp_path, ema):
             torch.testing.assert_close(trained_a[key], trained_b[key], msg=key)
         assert not torch.equal(a["model"]["stem.0.weight"], trained_a["stem.0.weight"])  # the average plays
     assert ("soft_policy_out.weight" in a["model"]) == (ema > 0) == ("tower.0.pool_fc.weight" in a["model"])
-    assert ("ownership_out.weight" in a["model"]) == (ema > 0) == ("short_value_out.weight" in a["model"])
+    for output in ("ownership", "short_value", "opponent_policy"):
+        assert (f"{output}_out.weight" in a["model"]) == (ema > 0)
 
 
 def test_sigkill_mid_run_resumes(tmp_path):

@@ -63,10 +63,12 @@ def test_onnx_matches_torch(variant: str, batch: int) -> None:
 
 
 def test_a_network_with_auxiliary_outputs_exports_the_two_that_play() -> None:
-    """``network.soft_policy``, ``ownership`` and ``short_value`` add training-only outputs: the
-    runtimes see policy and value."""
+    """``network.soft_policy``, ``ownership``, ``short_value`` and ``opponent_policy`` add
+    training-only outputs: the runtimes see policy and value."""
     rules = Rules.for_variant("russian")
-    cfg = NetworkConfig(blocks=1, channels=16, value_hidden=16, soft_policy=True, ownership=True, short_value=True)
+    cfg = NetworkConfig(
+        blocks=1, channels=16, value_hidden=16, soft_policy=True, ownership=True, short_value=True, opponent_policy=True
+    )
     model = trained_looking_model(rules, cfg, 3)
     obs = random_planes(rules, 5, seed=2)
     ref_logits, ref_values = TorchRuntime(model, torch.device("cpu")).evaluate(obs)

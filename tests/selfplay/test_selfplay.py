@@ -12,8 +12,8 @@ from tammi_rl.config import load_config
 from tammi_rl.env.observation import ObservationEncoder
 from tammi_rl.legacy import upgrade_selfplay_state
 from tammi_rl.rules.engine import Rules
-from tammi_rl.selfplay.samples import policy_surprise, short_horizon_values
-from tammi_rl.selfplay.worker import SelfPlayWorker
+from tammi_rl.selfplay.samples import MAX_LEGAL, policy_surprise, short_horizon_values
+from tammi_rl.selfplay.worker import SelfPlayWorker, StoredDecision, opponent_replies
 from tammi_rl.store.checkpoint import from_plain, to_plain
 
 OVERRIDES = [
@@ -58,6 +58,34 @@ def test_play_returns_finished_games_and_keeps_the_batch_full():
     assert {tuple(row) for row in ownership} <= finals
     short = result.samples.short_value
     assert short.shape == (len(result.samples),) and np.isfinite(short).all() and (np.abs(short) <= 1.0).all()
+    # Opponent replies: a stored decision's own legal hops and policy, where one was stored.
+    has_reply = (result.samples.reply_legal >= 0).any(axis=1)
+    assert has_reply.any()
+    stored = {tuple(row) for row in result.samples.legal}
+    assert {tuple(row) for row in result.samples.reply_legal[has_reply]} <= stored
+    np.testing.assert_allclose(result.samples.reply_policy[has_reply].sum(1), 1.0, rtol=1e-5)
+
+
+def record(move: int, first_hop: bool, tag: int) -> StoredDecision:
+    legal = np.full(MAX_LEGAL, -1, np.int32)
+    legal[0] = tag
+    return StoredDecision(
+        np.zeros(0), legal, np.eye(1, MAX_LEGAL, 0, np.float32)[0], move % 2, 0.0, 0.0, move, first_hop
+    )
+
+
+def test_the_opponent_reply_is_the_first_hop_of_the_next_move_where_stored():
+    records = [
+        record(0, True, 10),
+        record(1, True, 11),
+        record(1, False, 12),  # a later hop of move 1's capture: the same answer as its first hop
+        record(2, True, 13),
+        record(4, True, 14),  # move 3 was forced or searched cheaply, so move 2 has no reply stored
+        record(-1, True, 15),  # from an old checkpoint: its move is not known
+    ]
+    replies = [int(legal[0]) for legal, _ in opponent_replies(records)]
+    assert replies == [11, 13, 13, -1, -1, -1]
+    assert all(policy.sum() == (1.0 if legal[0] >= 0 else 0.0) for legal, policy in opponent_replies(records))
 
 
 def test_short_horizon_values_mix_the_next_search_values_and_the_outcome():

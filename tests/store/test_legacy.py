@@ -140,13 +140,20 @@ def old_game(records: int) -> dict:
 
 def test_selfplay_games_from_before_search_values_get_nan_values():
     rng_state = np.random.default_rng(1).bit_generator.state
-    today = {**old_game(2), "values": np.array([0.5, -0.25], np.float32), "surprise": np.zeros(2, np.float32)}
+    today = {
+        **old_game(2),
+        "values": np.array([0.5, -0.25], np.float32),
+        "surprise": np.zeros(2, np.float32),
+        "record_move": np.array([0, 1], np.int64),
+        "record_first_hop": np.array([True, True]),
+    }
     old = {"rng": rng_state, "games": [old_game(3), today]}
     new = upgrade_selfplay_state(old)
     assert new["rng"] == rng_state and len(new["games"]) == 2
     values = new["games"][0]["values"]
     assert values.dtype == np.float32 and values.shape == (3,) and np.isnan(values).all()
     assert np.isnan(new["games"][0]["surprise"]).all() and new["games"][0]["surprise"].shape == (3,)
+    assert (new["games"][0]["record_move"] == -1).all() and not new["games"][0]["record_first_hop"].any()
     assert new["games"][1] is today  # games in today's format are kept as they are
     assert "values" not in old["games"][0]  # a copy
     assert upgrade_selfplay_state({"rng": rng_state}) == {"rng": rng_state}  # no games: nothing added
@@ -230,10 +237,10 @@ def test_replay_snapshot_version_2_gets_unmeasured_surprises(tmp_path):
     np.testing.assert_array_equal(back.contents().value, np.full(4, 0.5, np.float32))
 
 
-def test_replay_snapshot_version_3_gets_unrecorded_ownership_and_short_values(tmp_path):
-    """Format 3 (before samples kept their ownership and short-horizon value targets): -1 on
-    every playable square and NaN short values, which the learner leaves out of those losses;
-    a chunk of format 3 still resumes."""
+def test_replay_snapshot_version_3_gets_unrecorded_auxiliary_targets(tmp_path):
+    """Format 3 (before samples kept their ownership, short-horizon value and opponent-reply
+    targets): -1 on every playable square, NaN short values and no reply, which the learner
+    leaves out of those losses; a chunk of format 3 still resumes."""
     old = {
         **version_1_arrays(4),
         "version": np.array(3),
@@ -247,6 +254,7 @@ def test_replay_snapshot_version_3_gets_unrecorded_ownership_and_short_values(tm
     np.savez(chunks / "chunk_000000000000_000000000004.npz", **{k: v for k, v in old.items() if k != "total_added"})
     back = ReplayBuffer.load_chunks(chunks, 10, SHAPE)
     assert len(back) == 4 and (back.contents().ownership == -1).all() and np.isnan(back.contents().short_value).all()
+    assert (back.contents().reply_legal == -1).all() and (back.contents().reply_policy == 0).all()
     np.testing.assert_array_equal(back.contents().surprise, np.full(4, 0.25, np.float32))
 
 
@@ -258,9 +266,11 @@ def test_replay_snapshot_of_today_passes_unchanged():
         "surprise": np.full(3, 0.25, np.float16),
         "ownership": np.zeros((3, 32), np.int8),
         "short_value": np.full(3, -0.5, np.float16),
+        "reply_legal": np.ones((3, MAX_LEGAL), np.int16),
+        "reply_policy": np.ones((3, MAX_LEGAL), np.float16),
     }
     assert upgrade_replay_snapshot(today).keys() == today.keys()
-    for key in ("value", "surprise", "ownership", "short_value"):
+    for key in ("value", "surprise", "ownership", "short_value", "reply_legal", "reply_policy"):
         np.testing.assert_array_equal(upgrade_replay_snapshot(today)[key], today[key])
 
 

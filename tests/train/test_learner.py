@@ -12,6 +12,7 @@ from tammi_rl.config import NetworkConfig, TrainConfig
 from tammi_rl.nn.model import build_model
 from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
 from tammi_rl.train.learner import (
+    AUXILIARY_OUTPUTS,
     Learner,
     WeightAverage,
     dense_targets,
@@ -40,9 +41,10 @@ def random_batch(n: int, n_actions: int, seed: int = 0) -> SampleBatch:
     value = rng.uniform(-1, 1, size=n).astype(np.float32)
     surprise = rng.exponential(0.3, size=n).astype(np.float32)
     ownership = rng.integers(0, 3, (n, 32)).astype(np.int8)
-    return SampleBatch(
-        obs, legal, policy, outcome, value, surprise, ownership, rng.uniform(-1, 1, n).astype(np.float32)
-    )
+    short_value = rng.uniform(-1, 1, n).astype(np.float32)
+    reply_legal, reply_policy = np.roll(legal, 1, axis=0), np.roll(policy, 1, axis=0)
+    reply_legal[::4] = -1  # some samples have no stored reply
+    return SampleBatch(obs, legal, policy, outcome, value, surprise, ownership, short_value, reply_legal, reply_policy)
 
 
 def test_dense_targets_scatter():
@@ -322,8 +324,14 @@ def test_turning_the_average_off_at_a_resume_keeps_training_the_trained_weights(
     torch.testing.assert_close(fresh.weights()["stem.0.weight"], plain.weights()["stem.0.weight"])
 
 
-# --- the auxiliary soft-policy target ------------------------------------------------------------
-SOFT = NetworkConfig(blocks=1, channels=16, value_hidden=16, soft_policy=True)
+# --- the auxiliary outputs ------------------------------------------------------------------------
+AUX_SHAPES = {"soft_policy": (8, 896), "ownership": (8, 3, 32), "short_value": (8,), "opponent_policy": (8, 896)}
+"""Each auxiliary output's shape for 8 Russian positions (A = 32 squares x 4 directions x 7
+distances = 896 hop actions, S = 32 squares)."""
+
+
+def aux_config(*outputs: str) -> NetworkConfig:
+    return NetworkConfig(blocks=1, channels=16, value_hidden=16, **dict.fromkeys(outputs, True))
 
 
 def test_soft_policy_target_is_the_policy_to_the_quarter_power_renormalised():
@@ -337,56 +345,11 @@ def test_soft_policy_target_is_the_policy_to_the_quarter_power_renormalised():
     expected = -(soft[0] * logp[0] + soft[1] * logp[1])
     wdl = torch.randn(2, 3)
     plain, plain_metrics = policy_value_loss(logits, wdl, batch, 1.0)
-    total, metrics = policy_value_loss(logits, wdl, batch, 1.0, soft_logits=soft_logits, soft_weight=8.0)
+    total, metrics = policy_value_loss(logits, wdl, batch, 1.0, auxiliary={"soft_policy": (soft_logits, 8.0)})
     assert metrics["loss/soft_policy"] == pytest.approx(float(expected), rel=1e-5)
     assert float(total) == pytest.approx(float(plain) + 8.0 * float(expected), rel=1e-5)
     assert "loss/soft_policy" not in plain_metrics and metrics["loss/policy"] == plain_metrics["loss/policy"]
     assert float(soft[1]) > 0.19 * 1.5  # flatter than the policy itself
-
-
-def test_the_soft_output_changes_nothing_that_plays(russian):
-    plain = build_model(russian, TINY).eval()
-    soft = build_model(russian, SOFT).eval()
-    missing, unexpected = soft.load_state_dict(plain.state_dict(), strict=False)
-    assert unexpected == [] and all(key.startswith("soft_policy_out.") for key in missing) and missing
-    obs = torch.as_tensor(random_batch(8, plain.n_actions, seed=4).obs)
-    with torch.no_grad():
-        p, v = plain(obs)
-        sp, sv = soft(obs)
-        wp, wv, ws, wo, _ = soft.forward_heads(obs)
-        plain_heads = plain.forward_heads(obs)
-    assert torch.equal(p, sp) and torch.equal(v, sv)
-    assert torch.allclose(p, wp, atol=1e-6) and torch.allclose(v, wv, atol=1e-6)
-    assert ws is not None and ws.shape == p.shape and not torch.allclose(ws, wp)
-    assert wo is None and plain_heads.soft_policy is None and plain_heads.ownership is None
-
-
-@pytest.mark.parametrize("weight", [8.0, 0.0])
-def test_the_learner_trains_the_soft_output_with_its_weight(russian, weight):
-    model = build_model(russian, SOFT)
-    head = copy.deepcopy(model.soft_policy_out.state_dict())
-    learner = Learner(model, TrainConfig(batch_size=16, lr=1e-2, soft_policy_weight=weight))
-    batch = random_batch(16, model.n_actions, seed=5)
-    first = learner.step(batch)
-    for _ in range(30):
-        last = learner.step(batch)
-    moved = any(
-        not torch.equal(a, b) for a, b in zip(head.values(), model.soft_policy_out.state_dict().values(), strict=True)
-    )
-    if weight > 0:
-        assert learner.trains_soft_policy and moved
-        assert last["loss/soft_policy"] < first["loss/soft_policy"]
-        assert last["loss/total"] == pytest.approx(
-            last["loss/policy"]
-            + TrainConfig().value_loss_weight * last["loss/value"]
-            + weight * last["loss/soft_policy"],
-            rel=1e-4,
-        )
-    else:
-        assert not learner.trains_soft_policy and not moved and "loss/soft_policy" not in last
-
-
-OWNERSHIP = NetworkConfig(blocks=1, channels=16, value_hidden=16, ownership=True)
 
 
 def test_ownership_loss_is_the_mean_cross_entropy_over_recorded_squares():
@@ -401,54 +364,6 @@ def test_ownership_loss_is_the_mean_cross_entropy_over_recorded_squares():
     assert float(ownership_loss(logits, torch.full((2, 4), -1), torch.ones(2))) == 0.0
 
 
-def test_the_ownership_output_changes_nothing_that_plays(russian):
-    plain = build_model(russian, TINY).eval()
-    owned = build_model(russian, OWNERSHIP).eval()
-    missing, unexpected = owned.load_state_dict(plain.state_dict(), strict=False)
-    assert unexpected == [] and all(key.startswith("ownership_out.") for key in missing) and missing
-    obs = torch.as_tensor(random_batch(8, plain.n_actions, seed=4).obs)
-    with torch.no_grad():
-        p, v = plain(obs)
-        op, ov = owned(obs)
-        heads = owned.forward_heads(obs)
-    assert torch.equal(p, op) and torch.equal(v, ov)
-    assert heads.ownership is not None and heads.ownership.shape == (8, 3, 32) and heads.soft_policy is None
-    # square 0's logits are the 1x1 convolution of the tower's output at canonical square 0's cell
-    with torch.no_grad():
-        h = owned.tower(owned.stem(obs))
-        cell = int(owned.cells[0])
-        at_cell = owned.ownership_out(h).flatten(2)[:, :, cell]
-    assert torch.allclose(heads.ownership[:, :, 0], at_cell)
-
-
-@pytest.mark.parametrize("weight", [1.0, 0.0])
-def test_the_learner_trains_the_ownership_output_with_its_weight(russian, weight):
-    model = build_model(russian, OWNERSHIP)
-    head = copy.deepcopy(model.ownership_out.state_dict())
-    learner = Learner(model, TrainConfig(batch_size=16, lr=1e-2, ownership_weight=weight))
-    batch = random_batch(16, model.n_actions, seed=6)
-    first = learner.step(batch)
-    for _ in range(30):
-        last = learner.step(batch)
-    moved = any(
-        not torch.equal(a, b) for a, b in zip(head.values(), model.ownership_out.state_dict().values(), strict=True)
-    )
-    if weight > 0:
-        assert learner.trains_ownership and moved
-        assert last["loss/ownership"] < first["loss/ownership"]
-        assert last["loss/total"] == pytest.approx(
-            last["loss/policy"]
-            + TrainConfig().value_loss_weight * last["loss/value"]
-            + weight * last["loss/ownership"],
-            rel=1e-4,
-        )
-    else:
-        assert not learner.trains_ownership and not moved and "loss/ownership" not in last
-
-
-SHORT = NetworkConfig(blocks=1, channels=16, value_hidden=16, short_value=True)
-
-
 def test_short_value_loss_is_the_weighted_squared_error_over_recorded_targets():
     predicted = torch.tensor([0.5, -0.5, 0.0])
     target = torch.tensor([1.0, float("nan"), -0.5])
@@ -459,41 +374,87 @@ def test_short_value_loss_is_the_weighted_squared_error_over_recorded_targets():
     assert float(short_value_loss(predicted, torch.full((3,), float("nan")), torch.ones(3))) == 0.0
 
 
-def test_the_short_value_output_changes_nothing_that_plays(russian):
+def test_opponent_reply_loss_is_a_policy_cross_entropy_over_samples_with_a_reply():
+    batch = {
+        "legal": torch.tensor([[0, 1], [1, 2]]),
+        "policy": torch.tensor([[1.0, 0.0], [0.5, 0.5]]),
+        "outcome": torch.tensor([0, 1]),
+        "reply_legal": torch.tensor([[2, 3], [-1, -1]]),  # the second sample has no stored reply
+        "reply_policy": torch.tensor([[0.25, 0.75], [0.0, 0.0]]),
+    }
+    logits, wdl, reply = torch.randn(2, 4), torch.randn(2, 3), torch.randn(2, 4)
+    logp = torch.log_softmax(reply[0, [2, 3]], dim=0)
+    expected = -(0.25 * logp[0] + 0.75 * logp[1])
+    _, metrics = policy_value_loss(logits, wdl, batch, 1.0, auxiliary={"opponent_policy": (reply, 0.15)})
+    assert metrics["loss/opponent_policy"] == pytest.approx(float(expected), rel=1e-5)
+    with pytest.raises(ValueError, match="unknown auxiliary output 'bogus'"):
+        policy_value_loss(logits, wdl, batch, 1.0, auxiliary={"bogus": (reply, 1.0)})
+
+
+@pytest.mark.parametrize("output", sorted(AUX_SHAPES))
+def test_an_auxiliary_output_changes_nothing_that_plays(russian, output):
     plain = build_model(russian, TINY).eval()
-    short = build_model(russian, SHORT).eval()
-    missing, unexpected = short.load_state_dict(plain.state_dict(), strict=False)
-    assert unexpected == [] and all(key.startswith("short_value_out.") for key in missing) and missing
+    extended = build_model(russian, aux_config(output)).eval()
+    missing, unexpected = extended.load_state_dict(plain.state_dict(), strict=False)
+    assert unexpected == [] and missing and all(key.startswith(f"{output}_out.") for key in missing)
     obs = torch.as_tensor(random_batch(8, plain.n_actions, seed=4).obs)
     with torch.no_grad():
         p, v = plain(obs)
-        sp, sv = short(obs)
-        heads = short.forward_heads(obs)
-    assert torch.equal(p, sp) and torch.equal(v, sv) and torch.allclose(heads.wdl, v, atol=1e-6)
-    assert heads.short_value is not None and heads.short_value.shape == (8,)
-    assert (heads.short_value.abs() <= 1).all() and heads.ownership is None
+        ep, ev = extended(obs)
+        heads = extended.forward_heads(obs)._asdict()
+        plain_heads = plain.forward_heads(obs)._asdict()
+    assert torch.equal(p, ep) and torch.equal(v, ev)
+    assert torch.allclose(heads["policy"], p, atol=1e-6) and torch.allclose(heads["wdl"], v, atol=1e-6)
+    assert heads[output].shape == AUX_SHAPES[output]
+    assert all(heads[other] is None for other in AUX_SHAPES if other != output)
+    assert all(plain_heads[name] is None for name in AUX_SHAPES)
+    if output in ("soft_policy", "opponent_policy"):
+        assert not torch.allclose(heads[output], p)
+    if output == "short_value":
+        assert (heads[output].abs() <= 1).all()
 
 
-@pytest.mark.parametrize("weight", [1.0, 0.0])
-def test_the_learner_trains_the_short_value_output_with_its_weight(russian, weight):
-    model = build_model(russian, SHORT)
-    head = copy.deepcopy(model.short_value_out.state_dict())
-    learner = Learner(model, TrainConfig(batch_size=16, lr=1e-2, short_value_weight=weight))
-    batch = random_batch(16, model.n_actions, seed=7)
+def test_the_ownership_logits_of_a_square_are_read_at_its_cell(russian):
+    model = build_model(russian, aux_config("ownership")).eval()
+    obs = torch.as_tensor(random_batch(8, model.n_actions, seed=4).obs)
+    with torch.no_grad():
+        ownership = model.forward_heads(obs).ownership
+        at_cell = model.ownership_out(model.tower(model.stem(obs))).flatten(2)[:, :, int(model.cells[0])]
+    assert ownership is not None and torch.allclose(ownership[:, :, 0], at_cell)
+
+
+def test_the_opponent_reply_logits_are_read_in_the_opponents_frame(russian):
+    """The opponent's square s sits where the mover's square S - 1 - s does (the board turned)."""
+    model = build_model(russian, aux_config("opponent_policy")).eval()
+    obs = torch.as_tensor(random_batch(8, model.n_actions, seed=4).obs)
+    with torch.no_grad():
+        reply = model.forward_heads(obs).opponent_policy
+        hidden = model.policy_conv[:-1](model.tower(model.stem(obs)))
+        planes = model.opponent_policy_out(hidden).flatten(2)  # [B, 4 * D, H * W] in the mover's frame
+    assert reply is not None
+    d = model.max_distance
+    last = int(model.cells[-1])  # the mover's last square is the opponent's first
+    np.testing.assert_allclose(reply.view(8, 32, 4, d)[:, 0].reshape(8, -1), planes[:, :, last], atol=1e-6)
+
+
+@pytest.mark.parametrize(("output", "weight"), [(name, w) for name in sorted(AUX_SHAPES) for w in (1.0, 0.0)])
+def test_the_learner_trains_an_auxiliary_output_with_its_weight(russian, output, weight):
+    model = build_model(russian, aux_config(output))
+    module = getattr(model, f"{output}_out")
+    before = copy.deepcopy(module.state_dict())
+    cfg = TrainConfig(batch_size=16, lr=1e-2, **{AUXILIARY_OUTPUTS[output]: weight})
+    learner = Learner(model, cfg)
+    batch = random_batch(16, model.n_actions, seed=5)
     first = learner.step(batch)
     for _ in range(30):
         last = learner.step(batch)
-    moved = any(
-        not torch.equal(a, b) for a, b in zip(head.values(), model.short_value_out.state_dict().values(), strict=True)
-    )
+    moved = any(not torch.equal(a, b) for a, b in zip(before.values(), module.state_dict().values(), strict=True))
+    key = f"loss/{output}"
     if weight > 0:
-        assert learner.trains_short_value and moved
-        assert last["loss/short_value"] < first["loss/short_value"]
+        assert learner.trains(output) and moved
+        assert last[key] < first[key]
         assert last["loss/total"] == pytest.approx(
-            last["loss/policy"]
-            + TrainConfig().value_loss_weight * last["loss/value"]
-            + weight * last["loss/short_value"],
-            rel=1e-4,
+            last["loss/policy"] + cfg.value_loss_weight * last["loss/value"] + weight * last[key], rel=1e-4
         )
     else:
-        assert not learner.trains_short_value and not moved and "loss/short_value" not in last
+        assert not learner.trains(output) and not moved and key not in last

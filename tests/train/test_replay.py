@@ -23,7 +23,20 @@ def make_batch(start: int, n: int) -> SampleBatch:
     value, surprise = (ids % 7 / 7).astype(np.float32), (ids % 5 / 4).astype(np.float32)
     ownership = ((ids[:, None] + np.arange(32)) % 4 - 1).astype(np.int8)  # -1 (not recorded) to 2
     short_value = np.where(ids % 4 == 3, np.nan, ids % 9 / 8 - 0.5).astype(np.float32)  # NaN: not recorded
-    return SampleBatch(obs, legal, policy, (ids % 3).astype(np.int64), value, surprise, ownership, short_value)
+    reply_legal = np.where(ids[:, None] % 2 == 0, np.roll(legal, 1, axis=1), -1).astype(np.int32)
+    reply_policy = np.where(reply_legal >= 0, 0.5, 0.0).astype(np.float32)
+    return SampleBatch(
+        obs,
+        legal,
+        policy,
+        (ids % 3).astype(np.int64),
+        value,
+        surprise,
+        ownership,
+        short_value,
+        reply_legal,
+        reply_policy,
+    )
 
 
 def ids_of(batch: SampleBatch) -> list[int]:
@@ -61,6 +74,9 @@ def test_sample_dtypes_and_contract():
     np.testing.assert_array_equal(batch.ownership, (ids[:, None] + np.arange(32)) % 4 - 1)
     assert batch.short_value.dtype == np.float32
     np.testing.assert_allclose(batch.short_value, np.where(ids % 4 == 3, np.nan, ids % 9 / 8 - 0.5), atol=1e-3)
+    assert batch.reply_legal.dtype == np.int32 and batch.reply_policy.dtype == np.float32
+    np.testing.assert_array_equal((batch.reply_legal >= 0).any(axis=1), ids % 2 == 0)
+    np.testing.assert_array_equal(batch.reply_legal[ids % 2 == 0, 1], ids[ids % 2 == 0] % 896)
 
 
 def test_sampling_is_uniform_and_seeded():
@@ -90,6 +106,8 @@ def test_snapshot_round_trip(tmp_path):
     np.testing.assert_array_equal(back.contents().value, buf.contents().value)
     np.testing.assert_array_equal(back.contents().ownership, buf.contents().ownership)
     np.testing.assert_array_equal(back.contents().short_value, buf.contents().short_value)
+    np.testing.assert_array_equal(back.contents().reply_legal, buf.contents().reply_legal)
+    np.testing.assert_array_equal(back.contents().reply_policy, buf.contents().reply_policy)
     small = ReplayBuffer.load(path, 3)  # a smaller window keeps the newest
     assert ids_of(small.contents()) == [11, 12, 13]
     # adding after a load continues the ring in order
@@ -152,6 +170,7 @@ def test_chunks_append_only_what_is_new_and_prune_the_window(tmp_path):
     np.testing.assert_array_equal(back.contents().value, buf.contents().value)
     np.testing.assert_array_equal(back.contents().ownership, buf.contents().ownership)
     np.testing.assert_array_equal(back.contents().short_value, buf.contents().short_value)
+    np.testing.assert_array_equal(back.contents().reply_legal, buf.contents().reply_legal)
     small = ReplayBuffer.load_chunks(d, 3)
     assert ids_of(small.contents()) == [18, 19, 20] and small.total_added == 21
 
