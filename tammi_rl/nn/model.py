@@ -35,7 +35,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from tammi_rl.config import NetworkConfig
-from tammi_rl.env.observation import N_PLANES
+from tammi_rl.env.observation import N_PLANES, ObservationEncoder
 from tammi_rl.rules.actions import ActionCodec
 from tammi_rl.rules.engine import Rules
 
@@ -181,9 +181,8 @@ class PolicyValueNet(nn.Module):
 def build_model(rules: Rules, cfg: NetworkConfig) -> PolicyValueNet:
     """The network for one variant: board size, playable cells and action space from its rules."""
     codec = ActionCodec.for_rules(rules)
-    g = rules.geometry
-    cells = [r * g.size + c for r, c in g.coords]  # canonical square cs sits at coords[cs]
-    return PolicyValueNet(g.size, cells, codec.max_distance, cfg)
+    encoder = ObservationEncoder.for_rules(rules)
+    return PolicyValueNet(encoder.size, encoder.cells.tolist(), codec.max_distance, cfg)
 
 
 def wdl_to_value(wdl_logits: torch.Tensor) -> torch.Tensor:

@@ -7,7 +7,7 @@ also gives the learner the legal-action mask.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -56,48 +56,51 @@ class SampleBatch:
 
     def select(self, rows: np.ndarray | slice) -> SampleBatch:
         """The samples at ``rows`` (an index array or a slice)."""
-        return SampleBatch(
-            self.obs[rows],
-            self.legal[rows],
-            self.policy[rows],
-            self.outcome[rows],
-            self.value[rows],
-            self.surprise[rows],
-            self.ownership[rows],
-            self.short_value[rows],
-            self.reply_legal[rows],
-            self.reply_policy[rows],
-        )
+        return SampleBatch(**{name: getattr(self, name)[rows] for name in SAMPLE_FIELDS})
 
     @staticmethod
     def empty(obs_shape: tuple[int, ...]) -> SampleBatch:
         return SampleBatch(
-            np.zeros((0, *obs_shape), np.float32),
-            np.zeros((0, MAX_LEGAL), np.int32),
-            np.zeros((0, MAX_LEGAL), np.float32),
-            np.zeros((0,), np.int64),
-            np.zeros((0,), np.float32),
-            np.zeros((0,), np.float32),
-            np.zeros((0, n_squares(obs_shape)), np.int8),
-            np.zeros((0,), np.float32),
-            np.zeros((0, MAX_LEGAL), np.int32),
-            np.zeros((0, MAX_LEGAL), np.float32),
+            **{name: np.zeros((0, *shape), SAMPLE_DTYPES[name]) for name, shape in row_shapes(obs_shape).items()}
         )
 
     @staticmethod
     def concat(batches: list[SampleBatch]) -> SampleBatch:
-        return SampleBatch(
-            np.concatenate([b.obs for b in batches]),
-            np.concatenate([b.legal for b in batches]),
-            np.concatenate([b.policy for b in batches]),
-            np.concatenate([b.outcome for b in batches]),
-            np.concatenate([b.value for b in batches]),
-            np.concatenate([b.surprise for b in batches]),
-            np.concatenate([b.ownership for b in batches]),
-            np.concatenate([b.short_value for b in batches]),
-            np.concatenate([b.reply_legal for b in batches]),
-            np.concatenate([b.reply_policy for b in batches]),
-        )
+        return SampleBatch(**{name: np.concatenate([getattr(b, name) for b in batches]) for name in SAMPLE_FIELDS})
+
+
+SAMPLE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(SampleBatch))
+"""The arrays of a `SampleBatch`, in order (also the names a replay file stores them under)."""
+
+SAMPLE_DTYPES: dict[str, type[np.generic]] = {
+    "obs": np.float32,
+    "legal": np.int32,
+    "policy": np.float32,
+    "outcome": np.int64,
+    "value": np.float32,
+    "surprise": np.float32,
+    "ownership": np.int8,
+    "short_value": np.float32,
+    "reply_legal": np.int32,
+    "reply_policy": np.float32,
+}
+"""The dtype of each array of a `SampleBatch`."""
+
+
+def row_shapes(obs_shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+    """The shape of one sample's row of each array of a `SampleBatch`, for observations of ``obs_shape``."""
+    return {
+        "obs": tuple(obs_shape),
+        "legal": (MAX_LEGAL,),
+        "policy": (MAX_LEGAL,),
+        "outcome": (),
+        "value": (),
+        "surprise": (),
+        "ownership": (n_squares(obs_shape),),
+        "short_value": (),
+        "reply_legal": (MAX_LEGAL,),
+        "reply_policy": (MAX_LEGAL,),
+    }
 
 
 def sparse_policy(actions: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

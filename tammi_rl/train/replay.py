@@ -33,13 +33,27 @@ import numpy as np
 from tammi_rl.atomic import atomic_write
 from tammi_rl.legacy import upgrade_replay_snapshot
 from tammi_rl.rules.errors import TammiError
-from tammi_rl.selfplay.samples import MAX_LEGAL, UNKNOWN_OWNER, SampleBatch, n_squares
+from tammi_rl.selfplay.samples import SAMPLE_DTYPES, SAMPLE_FIELDS, UNKNOWN_OWNER, SampleBatch, row_shapes
 
 SNAPSHOT_VERSION = 4
 """2 added the search values, 3 the policy surprises, 4 the ownership, short-horizon value and
 opponent-reply targets
 (`tammi_rl.legacy.upgrade_replay_snapshot` reads versions 1 to 3)."""
 
+
+_STORAGE: dict[str, tuple[type[np.generic], float]] = {
+    "obs": (np.float16, 0),
+    "legal": (np.int16, -1),
+    "policy": (np.float16, 0),
+    "outcome": (np.int8, 0),
+    "value": (np.float16, 0),
+    "surprise": (np.float16, 0),
+    "ownership": (np.int8, UNKNOWN_OWNER),
+    "short_value": (np.float16, np.nan),
+    "reply_legal": (np.int16, -1),
+    "reply_policy": (np.float16, 0),
+}
+"""How the buffer stores each `SampleBatch` array: dtype, and what an unfilled row holds."""
 
 _CHUNK_RE = re.compile(r"^chunk_(\d{12})_(\d{12})\.npz$")
 
@@ -77,34 +91,15 @@ class ReplayBuffer:
 
     # --- storage --------------------------------------------------------------------
     def _alloc(self, n: int) -> None:
-        self._obs = np.zeros((n, *self.obs_shape), np.float16)
-        self._legal = np.full((n, MAX_LEGAL), -1, np.int16)
-        self._policy = np.zeros((n, MAX_LEGAL), np.float16)
-        self._outcome = np.zeros((n,), np.int8)
-        self._value = np.zeros((n,), np.float16)
-        self._surprise = np.zeros((n,), np.float16)
-        self._ownership = np.full((n, n_squares(self.obs_shape)), UNKNOWN_OWNER, np.int8)
-        self._short_value = np.full((n,), np.nan, np.float16)
-        self._reply_legal = np.full((n, MAX_LEGAL), -1, np.int16)
-        self._reply_policy = np.zeros((n, MAX_LEGAL), np.float16)
+        shapes = row_shapes(self.obs_shape)
+        self._cols = {name: np.full((n, *shapes[name]), fill, dtype) for name, (dtype, fill) in _STORAGE.items()}
 
     def _columns(self) -> tuple[np.ndarray, ...]:
-        return (
-            self._obs,
-            self._legal,
-            self._policy,
-            self._outcome,
-            self._value,
-            self._surprise,
-            self._ownership,
-            self._short_value,
-            self._reply_legal,
-            self._reply_policy,
-        )
+        return tuple(self._cols.values())
 
     def _grow(self, needed: int) -> None:
         """Make room for ``needed`` rows (geometric growth, capped at capacity)."""
-        have = self._obs.shape[0]
+        have = self._cols["obs"].shape[0]
         if needed <= have:
             return
         n = min(self.capacity, max(needed, 2 * have, 1024))
@@ -135,16 +130,9 @@ class ReplayBuffer:
         self.total_added += n
 
     def _write(self, rows: np.ndarray, batch: SampleBatch, part: slice) -> None:
-        self._obs[rows] = batch.obs[part]
-        self._legal[rows] = batch.legal[part]
-        self._policy[rows] = batch.policy[part]
-        self._outcome[rows] = batch.outcome[part]
-        self._value[rows] = batch.value[part]
-        self._surprise[rows] = np.minimum(batch.surprise[part], np.finfo(np.float16).max)
-        self._ownership[rows] = batch.ownership[part]
-        self._short_value[rows] = batch.short_value[part]
-        self._reply_legal[rows] = batch.reply_legal[part]
-        self._reply_policy[rows] = batch.reply_policy[part]
+        for name, column in self._cols.items():
+            values = getattr(batch, name)[part]
+            column[rows] = np.minimum(values, np.finfo(np.float16).max) if name == "surprise" else values
 
     def _ordered_rows(self) -> np.ndarray:
         """Row indices oldest first."""
@@ -153,18 +141,7 @@ class ReplayBuffer:
         return (self._next + np.arange(self.capacity)) % self.capacity
 
     def _take(self, rows: np.ndarray) -> SampleBatch:
-        return SampleBatch(
-            self._obs[rows].astype(np.float32),
-            self._legal[rows].astype(np.int32),
-            self._policy[rows].astype(np.float32),
-            self._outcome[rows].astype(np.int64),
-            self._value[rows].astype(np.float32),
-            self._surprise[rows].astype(np.float32),
-            self._ownership[rows],
-            self._short_value[rows].astype(np.float32),
-            self._reply_legal[rows].astype(np.int32),
-            self._reply_policy[rows].astype(np.float32),
-        )
+        return SampleBatch(**{name: column[rows].astype(SAMPLE_DTYPES[name]) for name, column in self._cols.items()})
 
     # --- reading --------------------------------------------------------------------
     def sample(self, n: int, rng: np.random.Generator) -> SampleBatch:
@@ -198,16 +175,7 @@ class ReplayBuffer:
         arrays = {
             "version": np.array(SNAPSHOT_VERSION),
             "total_added": np.array(self.total_added, np.int64),
-            "obs": self._obs[rows],
-            "legal": self._legal[rows],
-            "policy": self._policy[rows],
-            "outcome": self._outcome[rows],
-            "value": self._value[rows],
-            "surprise": self._surprise[rows],
-            "ownership": self._ownership[rows],
-            "short_value": self._short_value[rows],
-            "reply_legal": self._reply_legal[rows],
-            "reply_policy": self._reply_policy[rows],
+            **{name: column[rows] for name, column in self._cols.items()},
         }
         atomic_write(path, lambda fh: np.savez(fh, **arrays))
 
@@ -224,21 +192,16 @@ class ReplayBuffer:
             if version != SNAPSHOT_VERSION:
                 raise ReplayError(f"{path}: snapshot format {version}, this version reads 1 to {SNAPSHOT_VERSION}")
             total = int(arrays["total_added"])
-            obs, legal = arrays["obs"], arrays["legal"]
-            policy, outcome, value, surprise = arrays["policy"], arrays["outcome"], arrays["value"], arrays["surprise"]
-            ownership, short_value = arrays["ownership"], arrays["short_value"]
-            reply_legal, reply_policy = arrays["reply_legal"], arrays["reply_policy"]
+            batch = SampleBatch(**{name: arrays[name] for name in SAMPLE_FIELDS})
         except ReplayError:
             raise
         except Exception as exc:  # zip/format errors of a corrupt file
             raise ReplayError(f"{path}: not a readable replay snapshot ({type(exc).__name__}: {exc})") from None
-        shape = tuple(obs.shape[1:])
+        shape = tuple(batch.obs.shape[1:])
         if obs_shape is not None and shape != tuple(obs_shape):
             raise ReplayError(f"{path}: observation shape {shape} does not match this run's {tuple(obs_shape)}")
         buf = cls(capacity, shape)
-        buf.add(
-            SampleBatch(obs, legal, policy, outcome, value, surprise, ownership, short_value, reply_legal, reply_policy)
-        )
+        buf.add(batch)
         buf.total_added = max(total, len(buf))
         return buf
 
@@ -273,16 +236,7 @@ class ReplayBuffer:
             rows = self._ordered_rows()[saved - oldest :]
             arrays = {
                 "version": np.array(SNAPSHOT_VERSION),
-                "obs": self._obs[rows],
-                "legal": self._legal[rows],
-                "policy": self._policy[rows],
-                "outcome": self._outcome[rows],
-                "value": self._value[rows],
-                "surprise": self._surprise[rows],
-                "ownership": self._ownership[rows],
-                "short_value": self._short_value[rows],
-                "reply_legal": self._reply_legal[rows],
-                "reply_policy": self._reply_policy[rows],
+                **{name: column[rows] for name, column in self._cols.items()},
             }
             written = directory / f"chunk_{saved:012d}_{self.total_added:012d}.npz"
             atomic_write(written, lambda fh: np.savez(fh, **arrays))
@@ -323,18 +277,7 @@ class ReplayBuffer:
                     if not 2 <= version <= SNAPSHOT_VERSION:
                         raise ReplayError(f"{path}: chunk format {version}, this version reads 2 to {SNAPSHOT_VERSION}")
                     arrays = upgrade_replay_snapshot(data)
-                    batch = SampleBatch(
-                        arrays["obs"],
-                        arrays["legal"],
-                        arrays["policy"],
-                        arrays["outcome"],
-                        arrays["value"],
-                        arrays["surprise"],
-                        arrays["ownership"],
-                        arrays["short_value"],
-                        arrays["reply_legal"],
-                        arrays["reply_policy"],
-                    )
+                    batch = SampleBatch(**{name: arrays[name] for name in SAMPLE_FIELDS})
             except ReplayError:
                 raise
             except Exception as exc:  # zip/format errors of a corrupt file
