@@ -5,8 +5,9 @@ may use by what each side costs. At replay ratio ``r`` the learner trains ``r`` 
 every position the workers play, so it wants the share ``r·l / (r·l + s)`` of the cores,
 ``l`` and ``s`` being the core-seconds of one sample learned and of one position played.
 Their ratio is estimated from the recipe's measurement (`POSITION_COST_IN_SAMPLES`), scaled
-by the simulations a position is searched with and by the self-play runtime; the network's
-size cancels out, as both sides run the same network.
+by the simulations a position is searched with (their mean over the run under progressive
+simulations) and by the self-play runtime; the network's size cancels out, as both sides
+run the same network.
 
     cores  2: 1 learner thread, 2 workers   (the recipe: replay ratio 4, 32 simulations, 8-bit)
     cores  8: 3 learner threads, 6 workers
@@ -25,6 +26,7 @@ import os
 from dataclasses import dataclass
 
 from tammi_rl.config.schema import Config
+from tammi_rl.config.simulations import SimulationSchedule
 
 POSITION_COST_IN_SAMPLES = 8.0
 """Core-seconds of one self-play position over those of one sample learned, for the Russian
@@ -58,7 +60,8 @@ def usable_cores() -> int:
 
 def learner_share(cfg: Config) -> float:
     """The learner's share of the cores that keeps both sides busy (see the module docstring)."""
-    position_cost = POSITION_COST_IN_SAMPLES * cfg.mcts.simulations / REFERENCE_SIMULATIONS
+    simulations = SimulationSchedule.of(cfg.mcts).mean()
+    position_cost = POSITION_COST_IN_SAMPLES * simulations / REFERENCE_SIMULATIONS
     if cfg.runtime != "onnx-int8":
         position_cost *= FLOAT_SELFPLAY_COST
     ratio = cfg.train.replay_ratio

@@ -79,6 +79,15 @@ class MCTSConfig:
         choices=SEARCH_ALGORITHMS,
     )
     simulations: int = setting(32, "Simulations per searched hop, the root's own evaluation included.", min=1)
+    progressive_from: int = setting(
+        0,
+        "Progressive simulations: self-play starts the run searching this many simulations a hop and "
+        "grows them geometrically to mcts.simulations as the run goes along its schedule (the "
+        "fraction the learning rate follows), so a young network spends little on search "
+        "(MiniZero's progressive simulation); 0 keeps mcts.simulations throughout. Evaluation "
+        "and the trained agent's play are not affected.",
+        min=0,
+    )
     c_puct: float = setting(
         1.5,
         "PUCT exploration constant: larger values follow the network's prior more and "
@@ -549,6 +558,11 @@ def validate(cfg: Config, source: str = "<config>") -> Config:
         raise ConfigError(
             f"{source}: key 'replay.min_samples': {cfg.replay.min_samples} is more than "
             f"replay.capacity ({cfg.replay.capacity}), so learning would never start"
+        )
+    if cfg.mcts.progressive_from > cfg.mcts.simulations:
+        raise ConfigError(
+            f"{source}: key 'mcts.progressive_from': {cfg.mcts.progressive_from} is more than "
+            f"mcts.simulations ({cfg.mcts.simulations}), the count it grows to"
         )
     gating = cfg.eval.gating
     if not gating.elo1 > gating.elo0:

@@ -74,6 +74,11 @@ class WorkerPool(Protocol):
         """Make ``weights`` the ones every worker plays with from its next decision on."""
         ...
 
+    def set_simulations(self, simulations: int) -> None:
+        """Make every worker's full searches take ``simulations`` from its next delivery on
+        (progressive simulations; a new worker starts with the latest count)."""
+        ...
+
     def poll(self, timeout: float) -> list[Delivery]:
         """Deliveries received within ``timeout`` seconds (0: only what is already there).
 
@@ -102,6 +107,7 @@ _SUMMED = (
     "nn_seconds",
     "nn_calls",
     "nn_positions",
+    "simulations",
     "send_seconds",
     "resign_playouts",
     "resign_false_positives",
@@ -122,6 +128,7 @@ def merge_stats(parts: list[dict[str, float]], seconds: float) -> dict[str, floa
     playouts = out["resign_playouts"]
     out["resign_false_positive_rate"] = out["resign_false_positives"] / playouts if playouts else 0.0
     out["mean_nn_batch"] = out["nn_positions"] / out["nn_calls"] if out["nn_calls"] else 0.0
+    out["simulations_per_decision"] = out["simulations"] / out["decisions"] if out["decisions"] else 0.0
     worker_seconds = out.pop("seconds") + out["send_seconds"]  # playing, then sending
     out["worker_seconds"] = worker_seconds
     out["nn_time_share"] = out["nn_seconds"] / worker_seconds if worker_seconds > 0 else 0.0

@@ -8,7 +8,9 @@ Each worker is a spawned process running one `SelfPlayWorker` (its own network c
 compiled search and RNG, torch and ONNX Runtime on one thread) that plays
 ``selfplay.parallel_games`` games at a time and sends every few finished games down its
 own pipe. Weights come from a shared-memory `WeightBoard`; a worker takes the newest
-version after each delivery (every ``GAMES_PER_MESSAGE`` finished games, a few seconds).
+version after each delivery (every ``GAMES_PER_MESSAGE`` finished games, a few seconds),
+and with it the simulations a search, one shared integer the trainer moves under
+progressive simulations (`ProcessPool.set_simulations`).
 
 Transport, chosen by measurement (Russian shipped config, 2 workers): a worker sends
 about 0.4 MB/s of samples, pickled through its own `multiprocessing.Pipe` in about
@@ -70,9 +72,11 @@ def worker_main(
     conn: Connection,
     games_per_message: int,
     client_spec: ClientSpec | None = None,
+    simulations: Any = None,
 ) -> None:
     """The body of one worker process (see the module docstring); with ``client_spec`` its
-    leaves go to the inference server, which also holds the weights."""
+    leaves go to the inference server, which also holds the weights; ``simulations``: a shared
+    integer (`multiprocessing.RawValue`) holding the simulations a full search (None: the config's)."""
     die_with_parent()
     board: WeightBoard | None = None
     client: InferenceClient | None = None
@@ -100,6 +104,8 @@ def worker_main(
             if newer is not None:
                 version, weights = newer
                 worker.set_weights(weights)
+            if simulations is not None and simulations.value != worker.simulations:
+                worker.set_simulations(simulations.value)
             res = worker.play(games_per_message)
             if client is not None:
                 version = client.version  # the server's weights, as of this batch's last answer
@@ -165,6 +171,8 @@ class ProcessPool:
         self._server: InferenceServer | None = None
         self._slots = [_Slot(i) for i in range(workers)]
         self._closed = False
+        self._simulations = self._ctx.RawValue("q", cfg.mcts.simulations)
+        """The simulations of a full search, shared with every worker (`set_simulations`)."""
 
     # --- workers -------------------------------------------------------------------------
     def _start(self, slot: _Slot) -> None:
@@ -174,7 +182,7 @@ class ProcessPool:
         client = self._server.client_spec(slot.index) if self._server is not None else None
         process = self._ctx.Process(
             target=worker_main,
-            args=(seed, self.cfg, self._board.spec, child, self.games_per_message, client),
+            args=(seed, self.cfg, self._board.spec, child, self.games_per_message, client, self._simulations),
             name=f"tammi-selfplay-{slot.index}",
             daemon=True,
         )
@@ -205,6 +213,11 @@ class ProcessPool:
                 self._start(slot)
             return
         self._board.publish(weights, version)
+
+    def set_simulations(self, simulations: int) -> None:
+        if simulations < 1:
+            raise ValueError(f"simulations must be at least 1, got {simulations}")
+        self._simulations.value = int(simulations)
 
     def inference_stats(self) -> dict[str, float]:
         """The inference server's figures (mean batch, forward seconds, ...); empty without one."""

@@ -9,7 +9,8 @@ one) and plays all the time, like a `ProcessPool` worker: the pool keeps exactly
 ``play`` call outstanding per actor, each finishing a few games (`GAMES_PER_MESSAGE`),
 and answers every reply at once with the next call. The learner stays on the driver:
 `publish` puts the weights in Ray's object store once and every later call carries the
-reference; an actor fetches it only when its version is behind. Back-pressure is the
+reference; an actor fetches it only when its version is behind. Each call also carries the
+simulations a full search (progressive simulations move it). Back-pressure is the
 same as with processes: a reply the trainer has not polled waits in the object store
 and its actor waits with it. Actors are spread over the cluster's nodes (``SPREAD``).
 
@@ -78,14 +79,18 @@ class SelfPlayActor:
 
         return str(ray.get_runtime_context().get_node_id())
 
-    def play(self, weights_refs: list, version: int, n_games: int, sequence: int) -> tuple[int, int, SelfPlayResult]:
+    def play(
+        self, weights_refs: list, version: int, n_games: int, sequence: int, simulations: int
+    ) -> tuple[int, int, SelfPlayResult]:
         """Play until ``n_games`` games have finished, with weights ``version`` (``weights_refs``:
-        [ObjectRef], fetched only when this actor holds an older version)."""
+        [ObjectRef], fetched only when this actor holds an older version) and ``simulations``
+        a full search."""
         if version != self.version and weights_refs:
             import ray  # lazy: present in the actor's process (Ray started it)
 
             self.worker.set_weights(ray.get(weights_refs[0]))
             self.version = version
+        self.worker.set_simulations(simulations)
         res = self.worker.play(n_games)
         return sequence, self.version, SelfPlayResult(res.samples, portable_games(res.games), res.stats)
 
@@ -151,6 +156,8 @@ class RayPool:
         self._weights: Any = None
         """The ObjectRef of the newest published weights (None before the first publish)."""
         self._version = -1
+        self._simulations = cfg.mcts.simulations
+        """The simulations of a full search that every ``play`` call carries (`set_simulations`)."""
         self._started = False
         self._closed = False
         self._warn_resources()
@@ -204,7 +211,9 @@ class RayPool:
 
     def _submit(self, slot: _Slot) -> None:
         """The next ``play`` call on ``slot``'s actor, with the newest weights."""
-        ref = slot.actor.play.remote([self._weights], self._version, self.games_per_message, slot.sequence)
+        ref = slot.actor.play.remote(
+            [self._weights], self._version, self.games_per_message, slot.sequence, self._simulations
+        )
         slot.play_ref = ref
         self._refs[ref] = (slot, slot.generation, "play")
 
@@ -255,6 +264,11 @@ class RayPool:
             self._started = True
             for slot in self._slots:
                 self._start(slot)
+
+    def set_simulations(self, simulations: int) -> None:
+        if simulations < 1:
+            raise ValueError(f"simulations must be at least 1, got {simulations}")
+        self._simulations = int(simulations)  # the next play call of each actor carries it
 
     def poll(self, timeout: float) -> list[Delivery]:
         if self._closed:

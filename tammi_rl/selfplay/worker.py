@@ -117,6 +117,9 @@ class SelfPlayWorker:
         self.model = build_model(rules, cfg.network).to(device).eval()
         sims = max(cfg.mcts.simulations, cfg.mcts.cheap_simulations)
         self.search = BatchedSearch(rules, cfg.mcts, max_trees=cfg.selfplay.parallel_games, max_simulations=sims)
+        self.simulations = cfg.mcts.simulations
+        """Simulations of a full search; the trainer moves it under progressive simulations
+        (`set_simulations`)."""
         self.codec = self.search.codec
         self.encoder = ObservationEncoder.for_rules(rules)
         self.rng = np.random.default_rng(seed)
@@ -130,6 +133,13 @@ class SelfPlayWorker:
         self.model.load_state_dict(state_dict)
         self.model.eval()
         self.runtime.update(self.model)
+
+    def set_simulations(self, simulations: int) -> None:
+        """Search the next decisions with ``simulations`` a full search (a cheap search of the
+        playout cap takes at most as many)."""
+        if simulations < 1:
+            raise ValueError(f"simulations must be at least 1, got {simulations}")
+        self.simulations = int(simulations)
 
     def state_dict(self) -> dict:
         """RNG state and the games in progress (plain data: numpy arrays, numbers, strings)."""
@@ -211,6 +221,7 @@ class SelfPlayWorker:
         cfg, sp = self.cfg.mcts, self.cfg.selfplay
         start = time.perf_counter()
         self.search.nn_seconds, self.search.nn_calls, self.search.nn_positions = 0.0, 0, 0
+        self.search.simulations = 0
         finished: list[_Slot] = []
         resigned = 0
         decisions = 0
@@ -231,7 +242,7 @@ class SelfPlayWorker:
                 # stays full (mixed, the cheap trees drop out and leave the full ones alone).
                 full_step = cfg.playout_cap_fraction >= 1.0 or self.rng.random() < cfg.playout_cap_fraction
                 full = np.full(len(searching), full_step)
-                sims = cfg.simulations if full_step else cfg.cheap_simulations
+                sims = self.simulations if full_step else min(cfg.cheap_simulations, self.simulations)
                 greedy = np.array([len(s.game.moves) >= cfg.temperature_plies for s in searching])
                 results = self.search.run(
                     [RootState.of_game(s.game) for s in searching],
@@ -341,5 +352,7 @@ class SelfPlayWorker:
             "nn_seconds": search.nn_seconds,
             "nn_calls": float(search.nn_calls),
             "nn_positions": float(search.nn_positions),
+            "simulations": float(search.simulations),
+            "simulations_per_decision": search.simulations / decisions if decisions else 0.0,
         }
         return SelfPlayResult(samples, [s.game for s in slots], stats)

@@ -35,6 +35,7 @@ SELFPLAY_TAGS = {
     "resign_false_positive_rate": "selfplay/resign_false_positive_rate",
     "mean_nn_batch": "selfplay/mean_nn_batch",
     "nn_time_share": "selfplay/nn_time_share",
+    "simulations_per_decision": "selfplay/simulations",
 }
 LEARNER_TAGS = (
     "loss/policy",

@@ -47,6 +47,7 @@ import torch
 
 from tammi_rl.config import Config, load_config
 from tammi_rl.config.cores import split_cores
+from tammi_rl.config.simulations import SimulationSchedule
 from tammi_rl.distributed import ray_backend
 from tammi_rl.distributed.pool import WorkerPool, merge_stats
 from tammi_rl.distributed.processes import ProcessPool
@@ -77,6 +78,8 @@ class SelfPlayBackend(Protocol):
     """What the loop needs from self-play (`tammi_rl.selfplay.worker.SelfPlayWorker`)."""
 
     def set_weights(self, state_dict: dict) -> None: ...
+
+    def set_simulations(self, simulations: int) -> None: ...
 
     def play(self, n_games: int) -> SelfPlayResult: ...
 
@@ -199,10 +202,12 @@ def _status(
     seconds: float,
     evaluated: bool,
     eta: float | None,
+    simulations: int | None = None,
 ) -> str:
     parts = [
         f"[{cfg.run_name}] iter {c.iteration}/{cfg.train.iterations}",
         f"games {c.games}",
+        *([f"sims {simulations}"] if simulations is not None else []),
         *status_parts(telemetry, mean_batch),
         f"buffer {buffer}",
     ]
@@ -258,6 +263,10 @@ class Trainer:
         self.replay = ReplayBuffer(cfg.replay.capacity, self.obs_shape)
         self.sample_rng = np.random.default_rng(cfg.seed + 1)
         self.pace = ReplayRatio(cfg.train.replay_ratio, cfg.train.batch_size, cfg.replay.min_samples)
+        self.simulations = SimulationSchedule.of(cfg.mcts)
+        """Self-play's simulations a full search as the run goes on (``mcts.progressive_from``)."""
+        self.simulations_sent: int | None = None
+        """The count self-play was last told (None: not yet, it plays mcts.simulations)."""
         self.asynchronous = worker_count(cfg) > 0
         self.pool_factory = pool_factory or default_pool
         self.pool: WorkerPool | None = None
@@ -367,6 +376,19 @@ class Trainer:
         self.counters.budget_spent = it < self.cfg.train.iterations and not self.budget.room_for_another(it)
         self.final = last or self.counters.budget_spent
 
+    def _schedule_simulations(self, progress: float) -> None:
+        """Under progressive simulations, tell self-play the count due at ``progress`` when it changed."""
+        if not self.simulations.progressive:
+            return
+        n = self.simulations.at(progress)
+        if n == self.simulations_sent:
+            return
+        if self.worker is not None:
+            self.worker.set_simulations(n)
+        elif self.pool is not None:
+            self.pool.set_simulations(n)
+        self.simulations_sent = n
+
     def _paced(self) -> tuple[int, int, int]:
         """(positions, samples trained, buffered) as the pacing counts them (from its base)."""
         c = self.counters
@@ -380,6 +402,7 @@ class Trainer:
         assert self.worker is not None
         meter = IterationMeter()
         positions0, trained0 = c.positions, c.samples_trained
+        self._schedule_simulations(self.progress(it, 0))
         result = self.worker.play(cfg.selfplay.games_per_iteration)
         meter.add_selfplay(result.stats)
         self.replay.add(result.samples)
@@ -412,6 +435,7 @@ class Trainer:
         metrics: dict[str, float] = {}
         previous = self._catch_ctrl_c()
         try:
+            self._schedule_simulations(self.progress(c.iteration + 1, 0))  # before the workers start
             self.pool.publish(self.selfplay_weights or self.learner.weights(), self.weights_version)
             for it in range(c.iteration + 1, cfg.train.iterations + 1):
                 metrics = self._async_iteration(it, logger, restarts0)
@@ -459,6 +483,7 @@ class Trainer:
         while received < cfg.selfplay.games_per_iteration:
             if self.stop_requested:
                 raise _StopRequested
+            self._schedule_simulations(self.progress(it, received))
             timeout = 0.25  # nothing owed: wait for games
             if self.pace.steps_owed(*self._paced()):
                 self._learn_step(meter, sums, self.progress(it, received))
@@ -552,7 +577,8 @@ class Trainer:
         logger.flush()
         batch = meter.mean_batch()
         eta = self.budget.eta(c.iteration, cfg.train.iterations)
-        self._say(_status(cfg, c, telemetry, batch, metrics, len(self.replay), meter.wall(), evaluated, eta))
+        sims = self.simulations_sent  # shown under progressive simulations only
+        self._say(_status(cfg, c, telemetry, batch, metrics, len(self.replay), meter.wall(), evaluated, eta, sims))
         return metrics
 
     def _send_weights(self, weights: dict) -> None:

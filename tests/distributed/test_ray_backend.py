@@ -215,6 +215,7 @@ def test_killed_actor_is_replaced_and_nothing_is_counted_twice(ray_local, tmp_pa
         poll_until(pool, lambda: {d.worker for d in deliveries} == {0, 1}, deliveries, "both actors")
         ray_local.kill(pool.actors[0], no_restart=True)  # its next reply is in flight: it never comes
         pool.publish(weights(russian, cfg), version=1)
+        pool.set_simulations(3)  # progressive simulations: every later call carries the count
         poll_until(
             pool,
             lambda: sum(d.worker == 0 and d.generation == 1 for d in deliveries) >= 2,
@@ -233,6 +234,9 @@ def test_killed_actor_is_replaced_and_nothing_is_counted_twice(ray_local, tmp_pa
     assert replay.total_added == sum(len(d.result.samples) for d in deliveries)
     assert all(d.weights_version == 1 for d in deliveries if d.generation == 1)  # a new actor: the newest
     assert any(d.worker == 1 and d.weights_version == 1 for d in deliveries)  # a running one takes them too
+    searched = {d.result.stats["simulations_per_decision"] for d in deliveries if d.generation == 1}
+    assert searched == {3.0}  # the new actor plays at the latest count
+    assert {d.result.stats["simulations_per_decision"] for d in deliveries} <= {3.0, 8.0}  # smoke: 8
 
 
 @pytest.mark.slow

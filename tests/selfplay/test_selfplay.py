@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from support.tiny_worker import OVERRIDES, make_worker
 
 from tammi_rl.config import load_config
 from tammi_rl.env.observation import ObservationEncoder
@@ -15,24 +16,6 @@ from tammi_rl.rules.engine import Rules
 from tammi_rl.selfplay.samples import MAX_LEGAL, policy_surprise, short_horizon_values
 from tammi_rl.selfplay.worker import SelfPlayWorker, StoredDecision, opponent_replies
 from tammi_rl.store.checkpoint import from_plain, to_plain
-
-OVERRIDES = [
-    "network.blocks=1",
-    "network.channels=8",
-    "network.value_hidden=8",
-    "mcts.simulations=4",
-    "mcts.gumbel_max_actions=4",
-    "selfplay.parallel_games=4",
-    "selfplay.games_per_iteration=4",
-    "selfplay.max_plies=30",
-    "selfplay.resign_threshold=-1",
-    "runtime=auto",  # float32: the 8-bit runtime calibrates on what it searched, so a resumed copy plays apart
-]
-
-
-def make_worker(seed: int = 0) -> SelfPlayWorker:
-    torch.manual_seed(0)
-    return SelfPlayWorker(Rules.for_variant("russian"), load_config(None, OVERRIDES), torch.device("cpu"), seed)
 
 
 def test_play_returns_finished_games_and_keeps_the_batch_full():
