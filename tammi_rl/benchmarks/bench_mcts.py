@@ -73,7 +73,7 @@ def bench_selfplay(variant: str, games: int, overrides: list[str]) -> dict[str, 
     worker.play(2)  # compile and warm up
     stats: dict[str, float | str] = dict(worker.play(games).stats)
     stats["network"] = f"{cfg.network.blocks}x{cfg.network.channels}"
-    stats["simulations"] = cfg.mcts.simulations
+    stats["configured_simulations"] = cfg.mcts.simulations
     return stats
 
 
@@ -94,7 +94,7 @@ def main() -> None:
         sims_per_s = bench_search(variant, args.sims, 64, args.set)
         s = bench_selfplay(variant, args.games, args.set)
         print(
-            f"{variant:<10} {sims_per_s:>15,.0f} {s['network']:>6} {s['simulations']:>5} "
+            f"{variant:<10} {sims_per_s:>15,.0f} {s['network']:>6} {s['configured_simulations']:>5} "
             f"{s['positions_per_s']:>16,.1f} {s['games_per_s']:>8.2f} {s['nn_time_share']:>9.0%} "
             f"{s['mean_nn_batch']:>14.1f}",
             flush=True,

@@ -147,7 +147,8 @@ class MCTSConfig:
     playout_cap_fraction: float = setting(
         1.0,
         "Share of searches that use the full mcts.simulations and are stored as policy targets; the rest "
-        "use cheap_simulations and are not stored (1 disables this playout cap). The games searched "
+        "use cheap_simulations and are not stored (1 disables this playout cap; under "
+        "mcts.progressive_from both counts grow together). The games searched "
         "together draw one lot per step, so a batch is all full or all cheap and stays whole.",
         min=0.0,
         max=1.0,

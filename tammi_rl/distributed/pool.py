@@ -75,8 +75,9 @@ class WorkerPool(Protocol):
         ...
 
     def set_simulations(self, simulations: int) -> None:
-        """Make every worker's full searches take ``simulations`` from its next delivery on
-        (progressive simulations; a new worker starts with the latest count)."""
+        """Make every worker's full searches take ``simulations`` from the next play call it
+        starts (progressive simulations): the games in play finish their current delivery at
+        the old count, and a new worker starts with the latest one."""
         ...
 
     def poll(self, timeout: float) -> list[Delivery]:

@@ -227,7 +227,8 @@ class BatchedSearch:
         self.leaves = np.zeros((max_trees, leaves_per_call, tr.LI_COUNT), np.int64)
         self.cache = tr.allocate_cache(cache_slots)
         self.work = tr.workspace()
-        # statistics since the search was built (self-play throughput, player benchmarks)
+        # statistics since the search was built, or since its owner last zeroed them (self-play
+        # zeroes them at every play call; throughput, player benchmarks)
         self.nn_seconds = 0.0
         self.nn_calls = 0
         self.nn_positions = 0

@@ -135,8 +135,8 @@ class SelfPlayWorker:
         self.runtime.update(self.model)
 
     def set_simulations(self, simulations: int) -> None:
-        """Search the next decisions with ``simulations`` a full search (a cheap search of the
-        playout cap takes at most as many)."""
+        """Search the next decisions with ``simulations`` a full search; a cheap search of the
+        playout cap keeps its share of the full count (``cheap_simulations`` at mcts.simulations)."""
         if simulations < 1:
             raise ValueError(f"simulations must be at least 1, got {simulations}")
         self.simulations = int(simulations)
@@ -242,7 +242,7 @@ class SelfPlayWorker:
                 # stays full (mixed, the cheap trees drop out and leave the full ones alone).
                 full_step = cfg.playout_cap_fraction >= 1.0 or self.rng.random() < cfg.playout_cap_fraction
                 full = np.full(len(searching), full_step)
-                sims = self.simulations if full_step else min(cfg.cheap_simulations, self.simulations)
+                sims = self.simulations if full_step else self._cheap_simulations()
                 greedy = np.array([len(s.game.moves) >= cfg.temperature_plies for s in searching])
                 results = self.search.run(
                     [RootState.of_game(s.game) for s in searching],
@@ -281,6 +281,14 @@ class SelfPlayWorker:
                 (finished if slot.game.is_over else still).append(slot)
             self._active = still
         return self._collect(finished, time.perf_counter() - start, resigned, decisions)
+
+    def _cheap_simulations(self) -> int:
+        """A cheap search's simulations: ``cheap_simulations``, scaled by the full count's share
+        of mcts.simulations under progressive simulations (so the cap saves what it did)."""
+        cfg = self.cfg.mcts
+        if self.simulations == cfg.simulations:
+            return cfg.cheap_simulations
+        return max(1, round(cfg.cheap_simulations * self.simulations / cfg.simulations))
 
     def _collect(self, slots: list[_Slot], seconds: float, resigned: int, decisions: int) -> SelfPlayResult:
         obs, legal, policy, outcome, value, surprise, ownership, short = [], [], [], [], [], [], [], []

@@ -263,7 +263,7 @@ class Trainer:
         self.replay = ReplayBuffer(cfg.replay.capacity, self.obs_shape)
         self.sample_rng = np.random.default_rng(cfg.seed + 1)
         self.pace = ReplayRatio(cfg.train.replay_ratio, cfg.train.batch_size, cfg.replay.min_samples)
-        self.simulations = SimulationSchedule.of(cfg.mcts)
+        self.simulation_schedule = SimulationSchedule.of(cfg.mcts)
         """Self-play's simulations a full search as the run goes on (``mcts.progressive_from``)."""
         self.simulations_sent: int | None = None
         """The count self-play was last told (None: not yet, it plays mcts.simulations)."""
@@ -378,9 +378,9 @@ class Trainer:
 
     def _schedule_simulations(self, progress: float) -> None:
         """Under progressive simulations, tell self-play the count due at ``progress`` when it changed."""
-        if not self.simulations.progressive:
+        if not self.simulation_schedule.progressive:
             return
-        n = self.simulations.at(progress)
+        n = self.simulation_schedule.at(progress)
         if n == self.simulations_sent:
             return
         if self.worker is not None:
@@ -402,7 +402,7 @@ class Trainer:
         assert self.worker is not None
         meter = IterationMeter()
         positions0, trained0 = c.positions, c.samples_trained
-        self._schedule_simulations(self.progress(it, 0))
+        self._schedule_simulations(self.progress(it, cfg.selfplay.games_per_iteration // 2))  # mid-iteration
         result = self.worker.play(cfg.selfplay.games_per_iteration)
         meter.add_selfplay(result.stats)
         self.replay.add(result.samples)
@@ -577,7 +577,7 @@ class Trainer:
         logger.flush()
         batch = meter.mean_batch()
         eta = self.budget.eta(c.iteration, cfg.train.iterations)
-        sims = self.simulations_sent  # shown under progressive simulations only
+        sims = self.simulations_sent  # the count last sent; shown under progressive simulations only
         self._say(_status(cfg, c, telemetry, batch, metrics, len(self.replay), meter.wall(), evaluated, eta, sims))
         return metrics
 

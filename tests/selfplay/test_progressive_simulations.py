@@ -8,14 +8,18 @@ import time
 from pathlib import Path
 
 import pytest
-from support.tiny_worker import make_worker
+import torch
+from support.tiny_worker import OVERRIDES, make_worker
 
 from tammi_rl.config import ConfigError, load_config
 from tammi_rl.config.cores import learner_share
 from tammi_rl.config.simulations import SimulationSchedule
 from tammi_rl.distributed.processes import ProcessPool
 from tammi_rl.nn.model import build_model
-from tammi_rl.train.trainer import train
+from tammi_rl.rules.engine import Rules
+from tammi_rl.selfplay.worker import SelfPlayWorker
+from tammi_rl.store.checkpoint import load_checkpoint
+from tammi_rl.train.trainer import resume_config, train
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "configs" / "smoke.yaml"
@@ -86,11 +90,13 @@ def test_the_worker_searches_the_count_it_is_given():
         worker.set_simulations(0)
 
 
-def test_a_cheap_search_never_takes_more_than_a_full_one():
-    worker = make_worker()
-    worker.cfg.mcts.playout_cap_fraction = 0.0  # every search cheap (16 by default)
-    worker.set_simulations(3)
-    assert worker.play(2).stats["simulations_per_decision"] == 3
+def test_a_cheap_search_keeps_its_share_of_the_full_count():
+    every_search_cheap = ["mcts.playout_cap_fraction=0", "mcts.simulations=16", "mcts.cheap_simulations=4"]
+    cfg = load_config(None, [*OVERRIDES, *every_search_cheap])
+    worker = SelfPlayWorker(Rules.for_variant("russian"), cfg, torch.device("cpu"), seed=0)
+    assert worker.play(2).stats["simulations_per_decision"] == 4  # not progressive: as configured
+    worker.set_simulations(8)  # half way: a cheap search takes half of 4
+    assert worker.play(2).stats["simulations_per_decision"] == 2
 
 
 def test_the_synchronous_loop_follows_the_schedule(tmp_path):
@@ -107,10 +113,53 @@ def test_the_synchronous_loop_follows_the_schedule(tmp_path):
     )
     out = io.StringIO()
     summary = train(cfg, out=out)
-    # Iterations 1, 2, 3 play at progress 0, 1/3, 2/3: 2 * 4 ** p simulations.
-    assert scalars(summary.run_dir / "tb", "selfplay/simulations") == [2.0, 3.0, 5.0]
+    # Iterations 1, 2, 3 play at their midpoints, progress 1/6, 1/2, 5/6: 2 * 4 ** p simulations.
+    assert scalars(summary.run_dir / "tb", "selfplay/simulations") == [3.0, 4.0, 6.0]
     lines = [line for line in out.getvalue().splitlines() if line.startswith("[smoke] iter")]
-    assert [line.split("sims ")[1].split()[0] for line in lines] == ["2", "3", "5"]
+    assert [line.split("sims ")[1].split()[0] for line in lines] == ["3", "4", "6"]
+
+
+def stops_at_play(n: int):
+    """A worker factory whose worker raises KeyboardInterrupt at its ``n``-th play call."""
+
+    def factory(rules, cfg, device, seed):
+        worker = SelfPlayWorker(rules, cfg, device, seed)
+        plays = worker.play
+        calls = iter(range(1, 10**9))
+
+        def play(n_games):
+            if next(calls) == n:
+                raise KeyboardInterrupt
+            return plays(n_games)
+
+        worker.play = play
+        return worker
+
+    return factory
+
+
+def test_a_stopped_run_resumes_at_the_same_count_and_ends_exactly_as_a_straight_one(tmp_path):
+    common = [
+        f"runs_dir={tmp_path / 'runs'}",
+        f"checkpoints_dir={tmp_path / 'ck'}",
+        "train.iterations=3",
+        "checkpoint.every=1",
+        "eval.every=0",
+        "mcts.simulations=8",
+        "mcts.progressive_from=2",
+    ]
+    straight = train(load_config(SMOKE, [*common, "name=straight"]), out=io.StringIO())
+    with pytest.raises(KeyboardInterrupt):  # stopped in iteration 3, after iteration 2's checkpoint
+        train(load_config(SMOKE, [*common, "name=split"]), out=io.StringIO(), worker_factory=stops_at_play(3))
+    run = tmp_path / "runs" / "split"
+    split = train(resume_config(run), resume_dir=run, out=io.StringIO())
+    assert split.counters == straight.counters
+    a = load_checkpoint(straight.run_dir / "checkpoints" / "latest.pt")["model"]
+    b = load_checkpoint(run / "checkpoints" / "latest.pt")["model"]
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], msg=key)
+    for r in (straight.run_dir, run):
+        assert scalars(r / "tb", "selfplay/simulations") == [3.0, 4.0, 6.0]
 
 
 @pytest.mark.slow
@@ -157,7 +206,6 @@ def test_the_asynchronous_loop_raises_the_workers_count_as_the_run_goes_on(tmp_p
     summary = train(cfg, out=out)
     searched = scalars(summary.run_dir / "tb", "selfplay/simulations")
     assert len(searched) == 4 and all(2.0 <= s <= 8.0 for s in searched)
-    # The first games start at progress 0 (2 simulations); the last iteration's were all
-    # started after the first iteration's games were in (progress 1/4 or more: 3 or more).
-    assert searched[0] < 3.0 <= searched[-1] and searched[-1] > searched[0]
+    # The first games start at progress 0 (2 simulations); the last iteration's at 3/4 (6).
+    assert searched[0] < 3.0 and searched[-1] > searched[0]
     assert "sims " in out.getvalue().splitlines()[-1]
