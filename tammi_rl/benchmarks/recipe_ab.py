@@ -1,0 +1,236 @@
+"""A recipe A/B as the results page reports them: arms trained side by side, then rated.
+
+    python -m tammi_rl.benchmarks.recipe_ab configs/russian.yaml --out ab/targets --hours 1.25 \\
+        --set train.replay_ratio=2 \\
+        --arm base \\
+        --arm "bundle network.ownership=true network.short_value=true network.opponent_policy=true"
+
+An arm is a name and the config overrides that make it (none for the base, the first arm).
+Every arm trains at once, from the same seed, with one self-play worker and the same
+``train.hours``, so all see the same machine for the same time; then each final network
+plays ``--games`` colour-paired games at ``--sims`` simulations against alpha-beta at each of
+``--depths`` and, for every arm but the base, against the base: ``tammi-rl eval`` runs, at
+most ``--jobs`` at a time (one a core: a match is single-threaded). The report, printed and
+written to ``OUT/report.md``, gives per arm its games, learner steps, in-training ladder and
+every rating with W/D/L, the 95% CI and both sides' seconds a move.
+
+Everything lands in ``--out``: ``runs/ARM`` (the run directories), ``rate/ARM-vs-OPPONENT``
+(each rating's games and summary) and the logs. Run the same command again after a stop and
+it goes on: a run with a checkpoint resumes (one whose budget is spent returns at once) and a
+rating with a summary is not played again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tammi_rl.store.checkpoint import load_checkpoint
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """One arm: its name (its run's name) and the overrides that make it."""
+
+    name: str
+    overrides: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> ArmSpec:
+        """``"NAME key=value ..."``: a name that is a plain word, then the arm's overrides."""
+        words = text.split()
+        if not words or "=" in words[0] or "/" in words[0]:
+            raise ValueError(f"--arm {text!r}: start with the arm's name, then its key=value overrides")
+        bad = [w for w in words[1:] if "=" not in w]
+        if bad:
+            raise ValueError(f"--arm {text!r}: {bad[0]!r} is not a key=value override")
+        return cls(words[0], tuple(words[1:]))
+
+
+@dataclass(frozen=True)
+class Rating:
+    """One rated match of an arm's final network, from its ``tammi-rl eval`` summary."""
+
+    opponent: str
+    wins: int
+    draws: int
+    losses: int
+    score: float
+    low: float
+    high: float
+    seconds: float
+    """The arm's seconds a move."""
+    opponent_seconds: float
+
+    @classmethod
+    def from_summary(cls, path: Path) -> Rating:
+        m = json.loads(path.read_text())["matches"][0]
+        return cls(
+            m["opponent"],
+            m["wins"],
+            m["draws"],
+            m["losses"],
+            m["score"],
+            m["score_ci_low"],
+            m["score_ci_high"],
+            m["seconds_per_move"],
+            m["opponent_seconds_per_move"],
+        )
+
+    def cell(self) -> str:
+        return f"{self.score:.3f} ({self.wins}/{self.draws}/{self.losses}, CI {self.low:.3f}-{self.high:.3f})"
+
+
+@dataclass
+class ArmResult:
+    """What an arm's run made and how its final network rated."""
+
+    name: str
+    games: int
+    learner_steps: int
+    ladder: dict[int, float]
+    ratings: dict[str, Rating] = field(default_factory=dict)
+    """By the rating's key: ``dD`` against alpha-beta depth D, ``base`` against the base arm."""
+
+
+def train_command(config: str, arm: ArmSpec, out: Path, common: list[str]) -> list[str]:
+    """The command that trains ``arm``, or resumes its run when it has a checkpoint."""
+    run = out / "runs" / arm.name
+    cli = [sys.executable, "-m", "tammi_rl.cli", "train"]
+    if (run / "checkpoints" / "latest.pt").is_file():
+        return [*cli, "--resume", str(run)]
+    where = [f"name={arm.name}", f"runs_dir={out / 'runs'}", f"checkpoints_dir={out / 'checkpoints'}"]
+    return [*cli, config, *where, "selfplay.workers=1", *common, *arm.overrides]
+
+
+def rating_jobs(arms: list[ArmSpec], out: Path, depths: list[int], sims: int) -> list[tuple[str, str, str]]:
+    """(arm, key, opponent spec) of every rating: each arm against each depth, then against the base."""
+    jobs = [(arm.name, f"d{d}", f"alphabeta:depth={d}") for arm in arms for d in depths]
+    base = arms[0].name
+    spec = f"mcts:checkpoint={out / 'runs' / base},sims={sims},name={base}"
+    return jobs + [(arm.name, "base", spec) for arm in arms[1:]]
+
+
+def eval_command(arm: str, key: str, spec: str, out: Path, games: int, sims: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "tammi_rl.cli",
+        "eval",
+        str(out / "runs" / arm),
+        "--vs",
+        spec,
+        "--games",
+        str(games),
+        "--sims",
+        str(sims),
+        "--quiet",
+        "--out",
+        str(out / "rate" / f"{arm}-vs-{key}"),
+    ]
+
+
+def run_all(commands: list[tuple[list[str], Path]], jobs: int) -> None:
+    """Run ``(command, log file)`` pairs, ``jobs`` at a time; raise naming the first that failed
+    (the others are stopped: a training run resumes, a rating replays, on the next call)."""
+    waiting = list(commands)
+    running: list[tuple[subprocess.Popen, Path, list[str]]] = []
+    try:
+        while waiting or running:
+            while waiting and len(running) < jobs:
+                cmd, log = waiting.pop(0)
+                log.parent.mkdir(parents=True, exist_ok=True)
+                with log.open("w") as f:
+                    running.append((subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT), log, cmd))
+            for job in list(running):
+                proc, log, cmd = job
+                if proc.poll() is not None:
+                    running.remove(job)
+                    if proc.returncode != 0:
+                        raise RuntimeError(f"{' '.join(cmd)} failed (exit {proc.returncode}); see {log}")
+            time.sleep(0.5)
+    finally:
+        for proc, _, _ in running:
+            proc.terminate()
+            proc.wait()
+
+
+def arm_result(arm: str, out: Path, keys: list[str]) -> ArmResult:
+    """An arm's counters from its run's latest checkpoint and its ratings' summaries."""
+    ckpt = load_checkpoint(out / "runs" / arm / "checkpoints" / "latest.pt")
+    c = ckpt["counters"]
+    ladder = {int(d): float(s) for d, s in c.get("eval_scores", {}).items()}
+    result = ArmResult(arm, int(c["games"]), int(ckpt["learner"]["step"]), ladder)
+    for key in keys:
+        summary = out / "rate" / f"{arm}-vs-{key}" / "summary.json"
+        if summary.is_file():
+            result.ratings[key] = Rating.from_summary(summary)
+    return result
+
+
+def report(results: list[ArmResult], depths: list[int]) -> str:
+    """The A/B as a markdown table, then both sides' seconds a move in each rating."""
+    base = results[0].name
+    head = ["arm", "games", "learner steps", "ladder at the end", f"head to head vs {base}"]
+    head += [f"vs depth {d}" for d in depths]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in results:
+        ladder = " / ".join(f"d{d} {s:.2f}" for d, s in sorted(r.ladder.items())) or "-"
+        cells = [r.name, f"{r.games:,}", f"{r.learner_steps:,}", ladder]
+        cells += [r.ratings[k].cell() if k in r.ratings else "" for k in ["base", *(f"d{d}" for d in depths)]]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("Seconds a move, the arm / its opponent:")
+    for r in results:
+        times = ", ".join(f"{k} {x.seconds:.3f}/{x.opponent_seconds:.3f}" for k, x in r.ratings.items())
+        lines.append(f"- {r.name}: {times or '-'}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("config", help="the config every arm starts from, e.g. configs/russian.yaml")
+    parser.add_argument("--arm", action="append", required=True, help='"NAME [key=value ...]"; the first is the base')
+    parser.add_argument("--out", required=True, type=Path, help="directory for the runs, ratings and report")
+    parser.add_argument("--hours", type=float, help="train.hours of every arm (default: the config's)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="overrides of every arm")
+    parser.add_argument("--games", type=int, default=100, help="games per rating (default 100)")
+    parser.add_argument("--sims", type=int, default=800, help="simulations a hop in the ratings (default 800)")
+    parser.add_argument("--depths", type=int, nargs="+", default=[6, 8], help="alpha-beta depths (default 6 8)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="ratings at a time (default: cores)")
+    args = parser.parse_args(argv)
+    try:
+        arms = [ArmSpec.parse(text) for text in args.arm]
+    except ValueError as exc:
+        parser.error(str(exc))
+    names = [a.name for a in arms]
+    if len(set(names)) != len(names):
+        parser.error(f"arm names must differ, got {names}")
+    common = [*args.set, *([f"train.hours={args.hours}"] if args.hours is not None else [])]
+    out: Path = args.out
+    print(f"training {len(arms)} arms side by side: {', '.join(names)}", flush=True)
+    run_all(
+        [(train_command(args.config, a, out, common), out / "logs" / f"train-{a.name}.log") for a in arms], len(arms)
+    )
+    jobs = rating_jobs(arms, out, args.depths, args.sims)
+    todo = [j for j in jobs if not (out / "rate" / f"{j[0]}-vs-{j[1]}" / "summary.json").is_file()]
+    print(f"rating: {len(todo)} of {len(jobs)} matches to play, {args.jobs} at a time", flush=True)
+    commands = [
+        (eval_command(arm, key, spec, out, args.games, args.sims), out / "logs" / f"rate-{arm}-vs-{key}.log")
+        for arm, key, spec in todo
+    ]
+    run_all(commands, max(1, args.jobs))
+    keys = ["base", *(f"d{d}" for d in args.depths)]
+    text = report([arm_result(name, out, keys) for name in names], args.depths)
+    (out / "report.md").write_text(text)
+    print(text, end="")
+
+
+if __name__ == "__main__":
+    main()

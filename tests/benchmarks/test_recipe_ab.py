@@ -1,0 +1,74 @@
+"""The recipe A/B tool: arms parsed, trained side by side, rated, reported; a rerun goes on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tammi_rl.benchmarks.recipe_ab import ArmResult, ArmSpec, Rating, main, rating_jobs, report
+
+ROOT = Path(__file__).resolve().parents[2]
+SMOKE = ROOT / "configs" / "smoke.yaml"
+
+
+def test_an_arm_is_a_name_then_overrides():
+    assert ArmSpec.parse("base") == ArmSpec("base")
+    assert ArmSpec.parse(" pool  network.global_pooling=true mcts.simulations=8 ") == ArmSpec(
+        "pool", ("network.global_pooling=true", "mcts.simulations=8")
+    )
+    for bad, why in [("", "start with the arm's name"), ("a=1", "start with"), ("x oops", "'oops' is not")]:
+        with pytest.raises(ValueError, match=why):
+            ArmSpec.parse(bad)
+
+
+def test_every_arm_meets_each_depth_and_every_arm_but_the_base_meets_the_base(tmp_path):
+    jobs = rating_jobs([ArmSpec("base"), ArmSpec("a"), ArmSpec("b")], tmp_path, [6, 8], 800)
+    assert [(arm, key) for arm, key, _ in jobs] == [
+        ("base", "d6"),
+        ("base", "d8"),
+        ("a", "d6"),
+        ("a", "d8"),
+        ("b", "d6"),
+        ("b", "d8"),
+        ("a", "base"),
+        ("b", "base"),
+    ]
+    assert jobs[-1][2] == f"mcts:checkpoint={tmp_path / 'runs' / 'base'},sims=800,name=base"
+
+
+def test_the_report_gives_each_rating_with_its_counts_ci_and_both_sides_time():
+    rating = Rating("alphabeta(depth=6)", 20, 18, 62, 0.29, 0.211, 0.369, 0.054, 0.002)
+    h2h = Rating("base", 30, 45, 25, 0.525, 0.452, 0.598, 0.06, 0.061)
+    base = ArmResult("base", 3485, 1840, {2: 0.55, 4: 0.125}, {"d6": rating})
+    arm = ArmResult("pool", 3460, 1784, {}, {"base": h2h})
+    text = report([base, arm], [6])
+    rows = text.splitlines()
+    assert rows[0] == "| arm | games | learner steps | ladder at the end | head to head vs base | vs depth 6 |"
+    assert rows[2] == "| base | 3,485 | 1,840 | d2 0.55 / d4 0.12 |  | 0.290 (20/18/62, CI 0.211-0.369) |"
+    assert rows[3] == "| pool | 3,460 | 1,784 | - | 0.525 (30/45/25, CI 0.452-0.598) |  |"
+    assert "- base: d6 0.054/0.002" in text and "- pool: base 0.060/0.061" in text
+
+
+@pytest.mark.slow
+def test_two_smoke_arms_train_rate_and_a_rerun_plays_nothing_again(tmp_path, capsys):
+    out = tmp_path / "ab"
+    argv = [str(SMOKE), "--out", str(out), "--arm", "base", "--arm", "few mcts.simulations=4"]
+    argv += ["--set", "eval.every=0", "--games", "2", "--sims", "4", "--depths", "1", "--jobs", "2"]
+    main(argv)
+    text = (out / "report.md").read_text()
+    assert capsys.readouterr().out.endswith(text)
+    rows = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| ")}
+    assert set(rows) == {"arm", "base", "few"}
+    assert "/2, CI" not in rows["base"].split(" | ")[4]  # no head to head for the base
+    assert rows["few"].count("CI") == 2  # against the base and against depth 1
+    config = (out / "runs" / "few" / "config.yaml").read_text()
+    assert "simulations: 4" in config and "workers: 1" in config
+    summaries = sorted((out / "rate").glob("*/summary.json"))
+    assert [p.parent.name for p in summaries] == ["base-vs-d1", "few-vs-base", "few-vs-d1"]
+    stamps = [p.stat().st_mtime_ns for p in summaries]
+
+    main(argv)  # the runs are done and the ratings played: nothing is played again
+    assert [p.stat().st_mtime_ns for p in summaries] == stamps
+    assert "0 of 3 matches to play" in capsys.readouterr().out
+    assert (out / "report.md").read_text() == text
