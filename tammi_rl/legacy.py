@@ -113,6 +113,27 @@ def upgrade_saved_config(config: Any) -> Any:
 
 
 # --- checkpoints -----------------------------------------------------------------------
+NETWORK_KEYS_ADDED: dict[str, Any] = {
+    "global_pooling": False,
+    "soft_policy": False,
+    "ownership": False,
+    "short_value": False,
+    "opponent_policy": False,
+}
+"""Network settings later versions added, with the value that describes a network from before them."""
+
+
+def upgrade_network(network: Mapping[str, Any]) -> dict[str, Any]:
+    """A checkpoint's ``network`` (its shape and heads) with every key today's
+    ``NetworkConfig`` has (a copy).
+
+    Old format: checkpoints from before global pooling, the soft policy target and the
+    ownership, short-horizon value and opponent-reply heads hold only ``blocks``,
+    ``channels`` and ``value_hidden``; such a network has none of those (all False), whatever
+    today's defaults say."""
+    return {**NETWORK_KEYS_ADDED, **network}
+
+
 COUNTERS_ADDED: dict[str, Any] = {
     "worker_restarts": 0,
     "pace_ratio": 0.0,

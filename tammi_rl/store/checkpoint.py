@@ -32,7 +32,7 @@ from torch import nn
 
 from tammi_rl.atomic import atomic_write
 from tammi_rl.config import NetworkConfig
-from tammi_rl.legacy import upgrade_saved_config
+from tammi_rl.legacy import upgrade_network, upgrade_saved_config
 from tammi_rl.rules.errors import TammiError
 
 FORMAT_VERSION = 1
@@ -176,6 +176,8 @@ def load_checkpoint(
         raise CheckpointError(
             f"{path}: checkpoint format version {ckpt['format_version']}, this tammi-rl reads {FORMAT_VERSION}"
         )
+    if isinstance(ckpt["network"], dict):  # heads the network predates it does not have
+        ckpt["network"] = upgrade_network(ckpt["network"])
     if variant is not None and ckpt["variant"] != variant:
         raise CheckpointError(f"{path}: checkpoint is for variant {ckpt['variant']!r}, this run is {variant!r}")
     if network is not None:

@@ -12,6 +12,7 @@ from tammi_rl.legacy import (
     upgrade_checkpoint_config,
     upgrade_counters,
     upgrade_learner_state,
+    upgrade_network,
     upgrade_replay_snapshot,
     upgrade_retired_keys,
     upgrade_saved_config,
@@ -19,6 +20,7 @@ from tammi_rl.legacy import (
 )
 from tammi_rl.nn.model import build_model
 from tammi_rl.selfplay.samples import MAX_LEGAL, outcome_values
+from tammi_rl.store.checkpoint import load_checkpoint, load_model_weights, make_checkpoint, save_checkpoint
 from tammi_rl.store.rundir import RunDir
 from tammi_rl.train.learner import Learner
 from tammi_rl.train.replay import ReplayBuffer
@@ -194,6 +196,35 @@ def test_todays_checkpoint_config_passes_unchanged():
     today["eval"]["algorithm"] = "gumbel"
     today["eval"]["play_forced_hops"] = True
     assert upgrade_checkpoint_config(today) == today
+
+
+def test_network_from_before_the_extra_heads_has_none_of_them(tmp_path, russian):
+    old_shape = {"blocks": 1, "channels": 8, "value_hidden": 8}  # what checkpoints held then
+    network = NetworkConfig(**upgrade_network(old_shape))
+    assert network == NetworkConfig(
+        **old_shape, global_pooling=False, soft_policy=False, ownership=False, short_value=False, opponent_policy=False
+    )
+    assert "ownership" not in old_shape  # a copy
+    ckpt = make_checkpoint(
+        variant="russian",
+        network=network,
+        model=build_model(russian, network),
+        learner=None,
+        counters={"iteration": 1},
+        rng={},
+        worker=None,
+        config={},
+    )
+    ckpt["network"] = old_shape
+    save_checkpoint(tmp_path / "old.pt", ckpt)
+    back = load_checkpoint(tmp_path / "old.pt", variant="russian", network=network)  # a resume's check
+    assert NetworkConfig(**back["network"]) == network
+    load_model_weights(build_model(russian, NetworkConfig(**back["network"])), back, tmp_path / "old.pt")
+
+
+def test_todays_network_passes_unchanged():
+    today = dataclasses.asdict(NetworkConfig(ownership=True, soft_policy=True))
+    assert upgrade_network(today) == today
 
 
 # --- replay snapshots --------------------------------------------------------------------
