@@ -96,7 +96,9 @@ def upgrade_saved_config(config: Any) -> Any:
     defaults became the recipe, some of those defaults say otherwise. Of these keys only
     ``runtime``, ``mcts.play_forced_hops``, ``train.hours`` and
     ``train.value_target_search_weight`` came after the first saved configs; the others fill
-    partial configs (hand-made checkpoints) with what they meant before. Not for config files
+    partial configs (hand-made checkpoints) with what they meant before. The ``network``
+    section gets `upgrade_network`'s keys, so it names the same network as the checkpoint's
+    own ``network`` entry. Not for config files
     a user writes: they mean today's defaults. Anything but a mapping, and a section that is
     not one, is left as it is (the loader says what is wrong with it)."""
     if not isinstance(config, dict):
@@ -109,6 +111,8 @@ def upgrade_saved_config(config: Any) -> Any:
             node = node.setdefault(section, {}) if isinstance(node, dict) else None
         if isinstance(node, dict):
             node.setdefault(key, copy.copy(value))
+    if isinstance(data.get("network"), dict):  # as the checkpoint's own network is read
+        data["network"] = upgrade_network(data["network"])
     return data
 
 

@@ -222,6 +222,13 @@ def test_network_from_before_the_extra_heads_has_none_of_them(tmp_path, russian)
     load_model_weights(build_model(russian, NetworkConfig(**back["network"])), back, tmp_path / "old.pt")
 
 
+def test_saved_config_from_before_the_extra_heads_names_the_same_network():
+    old = Config().to_dict()
+    old["network"] = {"blocks": 3, "channels": 32, "value_hidden": 64}
+    assert upgrade_saved_config(old)["network"] == upgrade_network(old["network"])
+    assert len(old["network"]) == 3  # a copy
+
+
 def test_todays_network_passes_unchanged():
     today = dataclasses.asdict(NetworkConfig(ownership=True, soft_policy=True))
     assert upgrade_network(today) == today
