@@ -49,7 +49,7 @@ def test_output_is_the_resolved_config_as_yaml(capsys, path):
 
 
 def test_every_key_has_its_doc_and_the_file_keys_are_marked(capsys):
-    code, out, _ = run(capsys, str(CONFIGS / "english.yaml"))
+    code, out, _ = run(capsys, str(CONFIGS / "italian.yaml"))
     assert code == 0
     lines = key_lines(out)
     docs = {key: doc for key, _, _, doc in describe_fields()}
@@ -74,7 +74,7 @@ def test_every_key_has_its_doc_and_the_file_keys_are_marked(capsys):
 
 def test_overrides_win_and_are_marked(capsys):
     code, out, err = run(
-        capsys, str(CONFIGS / "english.yaml"), "train.hours=0.5", "mcts.simulations=64", "eval.alphabeta_depths=[1]"
+        capsys, str(CONFIGS / "italian.yaml"), "train.hours=0.5", "mcts.simulations=64", "eval.alphabeta_depths=[1]"
     )
     assert code == 0 and err == ""
     lines = key_lines(out)
@@ -83,7 +83,7 @@ def test_overrides_win_and_are_marked(capsys):
     assert lines["eval.alphabeta_depths"][:2] == ("[1]", "+")
     assert lines["train.iterations"][:2] == ("500", "*")
     assert "with 3 overrides" in out.splitlines()[0]
-    cfg = load_config(CONFIGS / "english.yaml", ["train.hours=0.5", "mcts.simulations=64", "eval.alphabeta_depths=[1]"])
+    cfg = load_config(CONFIGS / "italian.yaml", ["train.hours=0.5", "mcts.simulations=64", "eval.alphabeta_depths=[1]"])
     assert config_from_dict(yaml.safe_load(out)) == cfg
 
 
@@ -109,16 +109,16 @@ def test_strings_that_look_like_other_types_stay_strings(capsys, tmp_path):
     "argv, message",
     [
         (["missing.yaml"], "missing.yaml: cannot read config"),
-        (["{english}", "mcts.sims=3"], "unknown key 'mcts.sims'"),
-        (["{english}", "mcts.simulations=0"], "key 'mcts.simulations': must be >= 1"),
-        (["{english}", "bogus"], "override 'bogus' must look like key.sub=value"),
+        (["{italian}", "mcts.sims=3"], "unknown key 'mcts.sims'"),
+        (["{italian}", "mcts.simulations=0"], "key 'mcts.simulations': must be >= 1"),
+        (["{italian}", "bogus"], "override 'bogus' must look like key.sub=value"),
         (["{bad}"], "unknown key 'colour'"),
     ],
 )
 def test_errors_are_one_clean_line(capsys, tmp_path, argv, message):
     bad = tmp_path / "bad.yaml"
     bad.write_text("colour: red\n")
-    argv = [a.format(english=CONFIGS / "english.yaml", bad=bad) for a in argv]
+    argv = [a.format(italian=CONFIGS / "italian.yaml", bad=bad) for a in argv]
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert err.startswith("tammi-rl: error: ") and message in err and "Traceback" not in err
