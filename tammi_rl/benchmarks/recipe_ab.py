@@ -11,8 +11,15 @@ Every arm trains at once, from the same seed, with one self-play worker and the 
 plays ``--games`` colour-paired games at ``--sims`` simulations against alpha-beta at each of
 ``--depths`` and, for every arm but the base, against the base: ``tammi-rl eval`` runs, at
 most ``--jobs`` at a time (one a core: a match is single-threaded). The report, printed and
-written to ``OUT/report.md``, gives per arm its games, learner steps, in-training ladder and
-every rating with W/D/L, the 95% CI and both sides' seconds a move.
+written to ``OUT/report.md``, gives per arm its games, learner steps, the CPU time its
+training took, in-training ladder and every rating with W/D/L, the 95% CI and both sides'
+seconds a move.
+
+Side by side, the OS shares the cores by runnable processes, not by arm: an arm whose learner
+never waits for self-play takes more of the machine than one whose learner does (in the
+progressive-simulations A/B, 1.12x the base's CPU over the first 17 minutes). ``--pin``
+gives each arm its own equal set of cores, so every arm gets the same CPU; the CPU column
+shows what each arm used either way.
 
 Everything lands in ``--out``: ``runs/ARM`` (the run directories), ``rate/ARM-vs-OPPONENT``
 (each rating's games and summary) and the logs. Run the same command again after a stop and
@@ -97,6 +104,34 @@ class ArmResult:
     ladder: dict[int, float]
     ratings: dict[str, Rating] = field(default_factory=dict)
     """By the rating's key: ``dD`` against alpha-beta depth D, ``base`` against the base arm."""
+    cpu_seconds: float | None = None
+    """CPU time (user and system, its workers included) its training took, every session of it."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """A command to run, its log, the cores it may use (None: any) and the file that adds up
+    its CPU seconds (None: not counted)."""
+
+    command: list[str]
+    log: Path
+    cores: frozenset[int] | None = None
+    cpu_file: Path | None = None
+
+
+def core_shares(arms: int, cores: list[int]) -> list[frozenset[int]]:
+    """Equal, disjoint shares of ``cores``, one per arm (``--pin``); cores left over go unused."""
+    if arms > len(cores):
+        raise ValueError(f"--pin: {arms} arms need at least {arms} cores, this process may use {len(cores)}")
+    per = len(cores) // arms
+    return [frozenset(cores[i * per : (i + 1) * per]) for i in range(arms)]
+
+
+def add_cpu_seconds(path: Path, seconds: float) -> float:
+    """Add ``seconds`` to the total kept in ``path`` (a resumed run adds to its earlier sessions)."""
+    total = (float(path.read_text()) if path.is_file() else 0.0) + seconds
+    path.write_text(f"{total:.3f}\n")
+    return total
 
 
 def train_command(config: str, arm: ArmSpec, out: Path, common: list[str]) -> list[str]:
@@ -136,29 +171,47 @@ def eval_command(arm: str, key: str, spec: str, out: Path, games: int, sims: int
     ]
 
 
-def run_all(commands: list[tuple[list[str], Path]], jobs: int) -> None:
-    """Run ``(command, log file)`` pairs, ``jobs`` at a time; raise naming the first that failed
-    (the others are stopped: a training run resumes, a rating replays, on the next call)."""
+def start(job: Job) -> subprocess.Popen:
+    """Start ``job`` on its cores, its output to its log."""
+    job.log.parent.mkdir(parents=True, exist_ok=True)
+    cores = job.cores
+    pin = None if cores is None else (lambda: os.sched_setaffinity(0, cores))
+    with job.log.open("w") as f:
+        return subprocess.Popen(job.command, stdout=f, stderr=subprocess.STDOUT, preexec_fn=pin)
+
+
+def reap(proc: subprocess.Popen, job: Job, block: bool = False) -> bool:
+    """Whether ``proc`` has ended (waiting for it if ``block``); when it has, set its return code
+    and add its CPU time, its reaped children's included, to ``job.cpu_file``."""
+    pid, status, usage = os.wait4(proc.pid, 0 if block else os.WNOHANG)
+    if pid == 0:
+        return False
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if job.cpu_file is not None:
+        add_cpu_seconds(job.cpu_file, usage.ru_utime + usage.ru_stime)
+    return True
+
+
+def run_all(commands: list[Job], jobs: int) -> None:
+    """Run ``commands``, ``jobs`` at a time; raise naming the first that failed (the others are
+    stopped: a training run resumes, a rating replays, on the next call)."""
     waiting = list(commands)
-    running: list[tuple[subprocess.Popen, Path, list[str]]] = []
+    running: list[tuple[subprocess.Popen, Job]] = []
     try:
         while waiting or running:
             while waiting and len(running) < jobs:
-                cmd, log = waiting.pop(0)
-                log.parent.mkdir(parents=True, exist_ok=True)
-                with log.open("w") as f:
-                    running.append((subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT), log, cmd))
-            for job in list(running):
-                proc, log, cmd = job
-                if proc.poll() is not None:
-                    running.remove(job)
+                job = waiting.pop(0)
+                running.append((start(job), job))
+            for proc, job in list(running):
+                if reap(proc, job):
+                    running.remove((proc, job))
                     if proc.returncode != 0:
-                        raise RuntimeError(f"{' '.join(cmd)} failed (exit {proc.returncode}); see {log}")
+                        raise RuntimeError(f"{' '.join(job.command)} failed (exit {proc.returncode}); see {job.log}")
             time.sleep(0.5)
     finally:
-        for proc, _, _ in running:
+        for proc, job in running:
             proc.terminate()
-            proc.wait()
+            reap(proc, job, block=True)
 
 
 def arm_result(arm: str, out: Path, keys: list[str]) -> ArmResult:
@@ -167,6 +220,9 @@ def arm_result(arm: str, out: Path, keys: list[str]) -> ArmResult:
     c = ckpt["counters"]
     ladder = {int(d): float(s) for d, s in c.get("eval_scores", {}).items()}
     result = ArmResult(arm, int(c["games"]), int(ckpt["learner"]["step"]), ladder)
+    cpu = cpu_file(out, arm)
+    if cpu.is_file():
+        result.cpu_seconds = float(cpu.read_text())
     for key in keys:
         summary = out / "rate" / f"{arm}-vs-{key}" / "summary.json"
         if summary.is_file():
@@ -174,15 +230,21 @@ def arm_result(arm: str, out: Path, keys: list[str]) -> ArmResult:
     return result
 
 
+def cpu_file(out: Path, arm: str) -> Path:
+    """Where an arm's training CPU seconds add up."""
+    return out / "logs" / f"cpu-{arm}.txt"
+
+
 def report(results: list[ArmResult], depths: list[int]) -> str:
     """The A/B as a markdown table, then both sides' seconds a move in each rating."""
     base = results[0].name
-    head = ["arm", "games", "learner steps", "ladder at the end", f"head to head vs {base}"]
+    head = ["arm", "games", "learner steps", "training CPU h", "ladder at the end", f"head to head vs {base}"]
     head += [f"vs depth {d}" for d in depths]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         ladder = " / ".join(f"d{d} {s:.2f}" for d, s in sorted(r.ladder.items())) or "-"
-        cells = [r.name, f"{r.games:,}", f"{r.learner_steps:,}", ladder]
+        cpu = "-" if r.cpu_seconds is None else f"{r.cpu_seconds / 3600:.2f}"
+        cells = [r.name, f"{r.games:,}", f"{r.learner_steps:,}", cpu, ladder]
         cells += [r.ratings[k].cell() if k in r.ratings else "" for k in ["base", *(f"d{d}" for d in depths)]]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
@@ -204,9 +266,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sims", type=int, default=800, help="simulations a hop in the ratings (default 800)")
     parser.add_argument("--depths", type=int, nargs="+", default=[6, 8], help="alpha-beta depths (default 6 8)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="ratings at a time (default: cores)")
+    parser.add_argument(
+        "--pin", action="store_true", help="train each arm on its own equal share of the cores (same CPU for every arm)"
+    )
     args = parser.parse_args(argv)
     try:
         arms = [ArmSpec.parse(text) for text in args.arm]
+        cores: list[frozenset[int] | None] = [None] * len(arms)
+        if args.pin:
+            cores = list(core_shares(len(arms), sorted(os.sched_getaffinity(0))))
     except ValueError as exc:
         parser.error(str(exc))
     names = [a.name for a in arms]
@@ -214,15 +282,18 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"arm names must differ, got {names}")
     common = [*args.set, *([f"train.hours={args.hours}"] if args.hours is not None else [])]
     out: Path = args.out
-    print(f"training {len(arms)} arms side by side: {', '.join(names)}", flush=True)
-    run_all(
-        [(train_command(args.config, a, out, common), out / "logs" / f"train-{a.name}.log") for a in arms], len(arms)
-    )
+    pinned = f", each on cores {', '.join(str(sorted(c or ())) for c in cores)}" if args.pin else ""
+    print(f"training {len(arms)} arms side by side: {', '.join(names)}{pinned}", flush=True)
+    training = [
+        Job(train_command(args.config, a, out, common), out / "logs" / f"train-{a.name}.log", c, cpu_file(out, a.name))
+        for a, c in zip(arms, cores, strict=True)
+    ]
+    run_all(training, len(arms))
     jobs = rating_jobs(arms, out, args.depths, args.sims)
     todo = [j for j in jobs if not (out / "rate" / f"{j[0]}-vs-{j[1]}" / "summary.json").is_file()]
     print(f"rating: {len(todo)} of {len(jobs)} matches to play, {args.jobs} at a time", flush=True)
     commands = [
-        (eval_command(arm, key, spec, out, args.games, args.sims), out / "logs" / f"rate-{arm}-vs-{key}.log")
+        Job(eval_command(arm, key, spec, out, args.games, args.sims), out / "logs" / f"rate-{arm}-vs-{key}.log")
         for arm, key, spec in todo
     ]
     run_all(commands, max(1, args.jobs))

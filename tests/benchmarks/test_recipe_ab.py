@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
-from tammi_rl.benchmarks.recipe_ab import ArmResult, ArmSpec, Rating, main, rating_jobs, report
+from tammi_rl.benchmarks.recipe_ab import (
+    ArmResult,
+    ArmSpec,
+    Job,
+    Rating,
+    add_cpu_seconds,
+    core_shares,
+    main,
+    rating_jobs,
+    report,
+    run_all,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "configs" / "smoke.yaml"
@@ -40,14 +53,60 @@ def test_every_arm_meets_each_depth_and_every_arm_but_the_base_meets_the_base(tm
 def test_the_report_gives_each_rating_with_its_counts_ci_and_both_sides_time():
     rating = Rating("alphabeta(depth=6)", 20, 18, 62, 0.29, 0.211, 0.369, 0.054, 0.002)
     h2h = Rating("base", 30, 45, 25, 0.525, 0.452, 0.598, 0.06, 0.061)
-    base = ArmResult("base", 3485, 1840, {2: 0.55, 4: 0.125}, {"d6": rating})
+    base = ArmResult("base", 3485, 1840, {2: 0.55, 4: 0.125}, {"d6": rating}, cpu_seconds=4500.0)
     arm = ArmResult("pool", 3460, 1784, {}, {"base": h2h})
     text = report([base, arm], [6])
     rows = text.splitlines()
-    assert rows[0] == "| arm | games | learner steps | ladder at the end | head to head vs base | vs depth 6 |"
-    assert rows[2] == "| base | 3,485 | 1,840 | d2 0.55 / d4 0.12 |  | 0.290 (20/18/62, CI 0.211-0.369) |"
-    assert rows[3] == "| pool | 3,460 | 1,784 | - | 0.525 (30/45/25, CI 0.452-0.598) |  |"
+    assert rows[0] == (
+        "| arm | games | learner steps | training CPU h | ladder at the end | head to head vs base | vs depth 6 |"
+    )
+    assert rows[2] == "| base | 3,485 | 1,840 | 1.25 | d2 0.55 / d4 0.12 |  | 0.290 (20/18/62, CI 0.211-0.369) |"
+    assert rows[3] == "| pool | 3,460 | 1,784 | - | - | 0.525 (30/45/25, CI 0.452-0.598) |  |"
     assert "- base: d6 0.054/0.002" in text and "- pool: base 0.060/0.061" in text
+
+
+def test_pinned_arms_get_equal_disjoint_cores_and_too_few_cores_is_an_error():
+    assert core_shares(2, [0, 1, 2, 3, 4]) == [frozenset({0, 1}), frozenset({2, 3})]
+    assert core_shares(1, [3, 5]) == [frozenset({3, 5})]
+    with pytest.raises(ValueError, match="3 arms need at least 3 cores, this process may use 2"):
+        core_shares(3, [0, 1])
+
+
+def test_cpu_seconds_add_up_over_the_sessions_of_a_run(tmp_path):
+    path = tmp_path / "cpu-base.txt"
+    assert add_cpu_seconds(path, 10.25) == 10.25
+    assert add_cpu_seconds(path, 5.0) == 15.25
+    assert float(path.read_text()) == 15.25
+
+
+BUSY_CHILD = """
+import multiprocessing as mp, os, time
+def spin():
+    end = time.process_time() + 0.4
+    while time.process_time() < end:
+        pass
+if __name__ == "__main__":
+    print(sorted(os.sched_getaffinity(0)), flush=True)
+    child = mp.get_context("spawn").Process(target=spin)
+    child.start()
+    child.join()
+"""
+
+
+def test_a_job_runs_on_its_cores_and_counts_the_cpu_of_its_children(tmp_path):
+    core = min(os.sched_getaffinity(0))
+    script = tmp_path / "busy.py"
+    script.write_text(BUSY_CHILD)
+    job = Job([sys.executable, str(script)], tmp_path / "logs" / "busy.log", frozenset({core}), tmp_path / "cpu.txt")
+    run_all([job], 1)
+    assert job.log.read_text().splitlines()[0] == f"[{core}]"  # pinned, and its child with it
+    assert float(job.cpu_file.read_text()) >= 0.4  # the spinning child's CPU is counted
+
+
+def test_a_failed_job_is_named_with_its_log(tmp_path):
+    job = Job([sys.executable, "-c", "raise SystemExit(3)"], tmp_path / "fail.log")
+    with pytest.raises(RuntimeError, match=r"failed \(exit 3\); see .*fail.log"):
+        run_all([job], 1)
 
 
 @pytest.mark.slow
@@ -55,9 +114,14 @@ def test_two_smoke_arms_train_rate_and_a_rerun_plays_nothing_again(tmp_path, cap
     out = tmp_path / "ab"
     argv = [str(SMOKE), "--out", str(out), "--arm", "base", "--arm", "few mcts.simulations=4"]
     argv += ["--set", "eval.every=0", "--games", "2", "--sims", "4", "--depths", "1", "--jobs", "2"]
-    main(argv)
+    pin = len(os.sched_getaffinity(0)) >= 2
+    main(argv + ["--pin"] * pin)
     text = (out / "report.md").read_text()
-    assert capsys.readouterr().out.endswith(text)
+    printed = capsys.readouterr().out
+    assert printed.endswith(text)
+    if pin:
+        assert "each on cores [" in printed
+    assert all(float((out / "logs" / f"cpu-{arm}.txt").read_text()) > 0 for arm in ["base", "few"])
     rows = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| ")}
     assert set(rows) == {"arm", "base", "few"}
     assert "/2, CI" not in rows["base"].split(" | ")[4]  # no head to head for the base
