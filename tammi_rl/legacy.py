@@ -226,9 +226,10 @@ def upgrade_checkpoint_config(config: object) -> dict[str, Any]:
 
 
 # --- run directories -------------------------------------------------------------------
-def upgrade_replay_snapshot(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def upgrade_replay_snapshot(arrays: Mapping[str, np.ndarray], squares: int | None = None) -> dict[str, np.ndarray]:
     """The arrays of a replay snapshot or chunk (``ReplayBuffer.snapshot``, ``save_chunks``)
-    in format 4 (a copy).
+    in format 4 (a copy); ``squares``, the board's playable squares, sizes the ownership labels
+    a format-3 file lacks (None: half the board's cells).
 
     Old formats: format 1, written before samples kept their search value, has no ``value``
     array; each sample's value is its game's outcome, seen by the side to move (the codes
@@ -248,8 +249,10 @@ def upgrade_replay_snapshot(arrays: Mapping[str, np.ndarray]) -> dict[str, np.nd
         out["surprise"] = np.full(len(out["outcome"]), np.nan, np.float16)
         out["version"] = np.array(3)
     if int(out["version"]) == 3:
-        height, width = out["obs"].shape[-2:]
-        out["ownership"] = np.full((len(out["outcome"]), height * width // 2), -1, np.int8)
+        if squares is None:  # the dark half of the board, right for every variant but Turkish
+            height, width = out["obs"].shape[-2:]
+            squares = height * width // 2
+        out["ownership"] = np.full((len(out["outcome"]), squares), -1, np.int8)
         out["short_value"] = np.full(len(out["outcome"]), np.nan, np.float16)
         out["reply_legal"] = np.full(out["legal"].shape, -1, np.int16)
         out["reply_policy"] = np.zeros(out["policy"].shape, np.float16)

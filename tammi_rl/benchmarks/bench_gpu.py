@@ -48,7 +48,7 @@ from tammi_rl.env.observation import N_PLANES
 from tammi_rl.nn.model import build_model, resolve_device
 from tammi_rl.nn.runtime import OnnxRuntime
 from tammi_rl.rules.engine import Rules
-from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch, n_squares
+from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
 from tammi_rl.train.learner import Learner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -291,8 +291,11 @@ def print_selfplay(rows: list[dict[str, Any]]) -> None:
 
 
 # --- (c) learner ----------------------------------------------------------------------------
-def random_batch(n: int, obs_shape: tuple[int, int, int], n_actions: int, rng: np.random.Generator) -> SampleBatch:
-    """``n`` samples shaped like self-play's: a few legal actions each, a normalised target."""
+def random_batch(
+    n: int, obs_shape: tuple[int, int, int], n_actions: int, squares: int, rng: np.random.Generator
+) -> SampleBatch:
+    """``n`` samples shaped like self-play's on a board of ``squares`` squares: a few legal
+    actions each, a normalised target."""
     obs = (rng.random((n, *obs_shape)) < 0.3).astype(np.float32)
     legal = np.full((n, MAX_LEGAL), -1, np.int32)
     policy = np.zeros((n, MAX_LEGAL), np.float32)
@@ -304,7 +307,7 @@ def random_batch(n: int, obs_shape: tuple[int, int, int], n_actions: int, rng: n
     outcome = rng.integers(0, 3, n).astype(np.int64)
     value = rng.uniform(-1, 1, n).astype(np.float32)
     surprise = rng.exponential(0.3, n).astype(np.float32)
-    ownership = rng.integers(0, 3, (n, n_squares(obs_shape))).astype(np.int8)
+    ownership = rng.integers(0, 3, (n, squares)).astype(np.int8)
     short_value = rng.uniform(-1, 1, n).astype(np.float32)
     return SampleBatch(obs, legal, policy, outcome, value, surprise, ownership, short_value, legal, policy)
 
@@ -317,7 +320,7 @@ def learner_run(cfg: Config, device: torch.device, seconds: float) -> dict[str, 
     rng = np.random.default_rng(0)
     bs = cfg.train.batch_size
     obs_shape = (N_PLANES, rules.geometry.size, rules.geometry.size)
-    batches = [random_batch(bs, obs_shape, model.n_actions, rng) for _ in range(4)]
+    batches = [random_batch(bs, obs_shape, model.n_actions, rules.geometry.n_squares, rng) for _ in range(4)]
     for b in batches[:2]:  # warm-up (cuDNN's kernel search)
         learner.step(b)
     steps = 0

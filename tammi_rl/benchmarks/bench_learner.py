@@ -126,7 +126,9 @@ class ArmRunner:
             self.learner.model = torch.compile(self.learner.model)  # type: ignore[assignment]
         obs_shape = ObservationEncoder.for_rules(rules).shape
         rng = np.random.default_rng(seed)
-        self.batches = [random_batch(arm.batch_size, obs_shape, model.n_actions, rng) for _ in range(4)]
+        self.batches = [
+            random_batch(arm.batch_size, obs_shape, model.n_actions, rules.geometry.n_squares, rng) for _ in range(4)
+        ]
 
     def time_steps(self, steps: int) -> list[float]:
         torch.set_num_threads(self.arm.threads)

@@ -17,12 +17,6 @@ UNKNOWN_OWNER = -1
 """An ownership target not recorded (samples from before they were kept); the learner skips it."""
 
 
-def n_squares(obs_shape: tuple[int, ...]) -> int:
-    """Playable squares of a board with observations of ``obs_shape`` ``(C, H, W)``: draughts
-    plays on the dark half of the board."""
-    return int(obs_shape[-2]) * int(obs_shape[-1]) // 2
-
-
 @dataclass
 class SampleBatch:
     """N samples. Shapes: obs [N, C, H, W] float32; legal [N, MAX_LEGAL] int32 (action
@@ -59,10 +53,10 @@ class SampleBatch:
         return SampleBatch(**{name: getattr(self, name)[rows] for name in SAMPLE_FIELDS})
 
     @staticmethod
-    def empty(obs_shape: tuple[int, ...]) -> SampleBatch:
-        return SampleBatch(
-            **{name: np.zeros((0, *shape), SAMPLE_DTYPES[name]) for name, shape in row_shapes(obs_shape).items()}
-        )
+    def empty(obs_shape: tuple[int, ...], squares: int) -> SampleBatch:
+        """No samples, shaped for observations of ``obs_shape`` on a board of ``squares`` squares."""
+        shapes = row_shapes(obs_shape, squares)
+        return SampleBatch(**{name: np.zeros((0, *shape), SAMPLE_DTYPES[name]) for name, shape in shapes.items()})
 
     @staticmethod
     def concat(batches: list[SampleBatch]) -> SampleBatch:
@@ -87,8 +81,10 @@ SAMPLE_DTYPES: dict[str, type[np.generic]] = {
 """The dtype of each array of a `SampleBatch`."""
 
 
-def row_shapes(obs_shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
-    """The shape of one sample's row of each array of a `SampleBatch`, for observations of ``obs_shape``."""
+def row_shapes(obs_shape: tuple[int, ...], squares: int) -> dict[str, tuple[int, ...]]:
+    """The shape of one sample's row of each array of a `SampleBatch`, for observations of
+    ``obs_shape`` on a board of ``squares`` playable squares (`Geometry.n_squares`: the dark
+    half of an 8x8 board in most variants, all 64 in Turkish, so not a function of the shape)."""
     return {
         "obs": tuple(obs_shape),
         "legal": (MAX_LEGAL,),
@@ -96,7 +92,7 @@ def row_shapes(obs_shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
         "outcome": (),
         "value": (),
         "surprise": (),
-        "ownership": (n_squares(obs_shape),),
+        "ownership": (int(squares),),
         "short_value": (),
         "reply_legal": (MAX_LEGAL,),
         "reply_policy": (MAX_LEGAL,),

@@ -337,7 +337,7 @@ class SelfPlayWorker:
                 np.stack(reply_policy),
             )
         else:
-            samples = SampleBatch.empty(self.search.obs_shape)
+            samples = SampleBatch.empty(self.search.obs_shape, self.rules.geometry.n_squares)
         search = self.search
         stats = {
             "games": float(n),

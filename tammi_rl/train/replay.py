@@ -1,6 +1,6 @@
 """Replay buffer: a sliding window over the most recent self-play samples.
 
-    buf = ReplayBuffer(capacity=100_000, obs_shape=(11, 8, 8))
+    buf = ReplayBuffer(capacity=100_000, obs_shape=(11, 8, 8), squares=32)
     buf.add(result.samples)                    # oldest samples fall out past capacity
     batch = buf.sample(256, rng)               # uniform, with replacement
     buf.save_chunks("runs/x/replay")            # appends only what is new since the last save
@@ -58,6 +58,14 @@ _STORAGE: dict[str, tuple[type[np.generic], float]] = {
 _CHUNK_RE = re.compile(r"^chunk_(\d{12})_(\d{12})\.npz$")
 
 
+def _ownership_width(path: Path, batch: SampleBatch, squares: int | None) -> int:
+    """The squares of ``batch``'s ownership labels, checked against the run's ``squares`` if given."""
+    width = int(batch.ownership.shape[1])
+    if squares is not None and width != squares:
+        raise ReplayError(f"{path}: ownership labels of {width} squares do not match this run's board of {squares}")
+    return width
+
+
 def _chunks(directory: Path) -> list[tuple[int, int, Path]]:
     """The chunk files of ``directory`` as (first, end, path), oldest first."""
     found = []
@@ -75,11 +83,13 @@ class ReplayError(TammiError):
 class ReplayBuffer:
     """Ring buffer of the last ``capacity`` samples with uniform sampling."""
 
-    def __init__(self, capacity: int, obs_shape: tuple[int, ...]) -> None:
+    def __init__(self, capacity: int, obs_shape: tuple[int, ...], squares: int) -> None:
         if capacity < 1:
             raise ValueError(f"replay capacity must be >= 1, got {capacity}")
         self.capacity = int(capacity)
         self.obs_shape = tuple(int(d) for d in obs_shape)
+        self.squares = int(squares)
+        """Playable squares of the board (`Geometry.n_squares`), the width of the ownership labels."""
         self.total_added = 0
         """Samples ever added (not capped by capacity)."""
         self._size = 0
@@ -91,7 +101,7 @@ class ReplayBuffer:
 
     # --- storage --------------------------------------------------------------------
     def _alloc(self, n: int) -> None:
-        shapes = row_shapes(self.obs_shape)
+        shapes = row_shapes(self.obs_shape, self.squares)
         self._cols = {name: np.full((n, *shapes[name]), fill, dtype) for name, (dtype, fill) in _STORAGE.items()}
 
     def _columns(self) -> tuple[np.ndarray, ...]:
@@ -118,6 +128,8 @@ class ReplayBuffer:
             return
         if tuple(batch.obs.shape[1:]) != self.obs_shape:
             raise ValueError(f"sample observation shape {batch.obs.shape[1:]} != buffer shape {self.obs_shape}")
+        if batch.ownership.shape[1:] != (self.squares,):
+            raise ValueError(f"sample ownership of {batch.ownership.shape[1:]} squares != the buffer's {self.squares}")
         if n > self.capacity:  # only the newest fit
             batch = batch.select(slice(-self.capacity, None))
             self.total_added += n - self.capacity
@@ -180,14 +192,18 @@ class ReplayBuffer:
         atomic_write(path, lambda fh: np.savez(fh, **arrays))
 
     @classmethod
-    def load(cls, path: str | Path, capacity: int, obs_shape: tuple[int, ...] | None = None) -> ReplayBuffer:
-        """Read a snapshot; with a smaller ``capacity`` only the newest samples are kept."""
+    def load(
+        cls, path: str | Path, capacity: int, obs_shape: tuple[int, ...] | None = None, squares: int | None = None
+    ) -> ReplayBuffer:
+        """Read a snapshot; with a smaller ``capacity`` only the newest samples are kept. ``obs_shape``
+        and ``squares`` (the run's) are checked when given; old formats get unrecorded ownership
+        labels ``squares`` wide."""
         path = Path(path)
         if not path.is_file():
             raise ReplayError(f"{path}: no replay snapshot there")
         try:
             with np.load(path, allow_pickle=False) as data:
-                arrays = upgrade_replay_snapshot(data)
+                arrays = upgrade_replay_snapshot(data, squares)
             version = int(arrays["version"])
             if version != SNAPSHOT_VERSION:
                 raise ReplayError(f"{path}: snapshot format {version}, this version reads 1 to {SNAPSHOT_VERSION}")
@@ -200,7 +216,8 @@ class ReplayBuffer:
         shape = tuple(batch.obs.shape[1:])
         if obs_shape is not None and shape != tuple(obs_shape):
             raise ReplayError(f"{path}: observation shape {shape} does not match this run's {tuple(obs_shape)}")
-        buf = cls(capacity, shape)
+        width = _ownership_width(path, batch, squares)
+        buf = cls(capacity, shape, width)
         buf.add(batch)
         buf.total_added = max(total, len(buf))
         return buf
@@ -251,7 +268,12 @@ class ReplayBuffer:
 
     @classmethod
     def load_chunks(
-        cls, directory: str | Path, capacity: int, obs_shape: tuple[int, ...] | None = None, until: int | None = None
+        cls,
+        directory: str | Path,
+        capacity: int,
+        obs_shape: tuple[int, ...] | None = None,
+        until: int | None = None,
+        squares: int | None = None,
     ) -> ReplayBuffer:
         """Read a chunk directory written by `save_chunks`: the newest ``capacity`` samples,
         or with ``until`` the newest before global sample ``until`` (a resume lines the
@@ -267,7 +289,7 @@ class ReplayBuffer:
                 )
         total = chunks[-1][1] if until is None else max(chunks[0][0], min(chunks[-1][1], until))
         needed = [c for c in chunks if c[1] > total - capacity and c[0] < total]
-        buf = cls(capacity, obs_shape) if obs_shape is not None else None
+        buf = cls(capacity, obs_shape, squares) if obs_shape is not None and squares is not None else None
         if buf is not None:
             buf.total_added = needed[0][0] if needed else total
         for first, end, path in needed:
@@ -276,7 +298,7 @@ class ReplayBuffer:
                     version = int(data["version"])
                     if not 2 <= version <= SNAPSHOT_VERSION:
                         raise ReplayError(f"{path}: chunk format {version}, this version reads 2 to {SNAPSHOT_VERSION}")
-                    arrays = upgrade_replay_snapshot(data)
+                    arrays = upgrade_replay_snapshot(data, squares)
                     batch = SampleBatch(**{name: arrays[name] for name in SAMPLE_FIELDS})
             except ReplayError:
                 raise
@@ -287,8 +309,9 @@ class ReplayBuffer:
             shape = tuple(batch.obs.shape[1:])
             if obs_shape is not None and shape != tuple(obs_shape):
                 raise ReplayError(f"{path}: observation shape {shape} does not match this run's {tuple(obs_shape)}")
+            width = _ownership_width(path, batch, squares)
             if buf is None:
-                buf = cls(capacity, shape)
+                buf = cls(capacity, shape, width)
                 buf.total_added = first
             buf.add(batch.select(slice(0, min(end, total) - first)))
         if buf is None:

@@ -1,6 +1,6 @@
 """Resuming a run directory: its newest checkpoint put back into a new trainer.
 
-    resumed = resume(run, cfg, "russian", learner, worker, sample_rng, obs_shape, say)  # None: no checkpoint
+    resumed = resume(run, cfg, "russian", learner, worker, sample_rng, obs_shape, squares, say)  # None: no checkpoint
 
 `resume` restores the weights, the optimizer, the in-process worker's RNG and games in
 progress (synchronous loop), the sampling RNG and the global ones, and returns the
@@ -66,6 +66,7 @@ def resume(
     worker: ResumableWorker | None,
     sample_rng: np.random.Generator,
     obs_shape: tuple[int, ...],
+    squares: int,
     say: Callable[[str], None],
 ) -> Resumed | None:
     """Put ``run``'s newest checkpoint (it must be of ``variant``, the rules' name, and of
@@ -99,7 +100,7 @@ def resume(
     selfplay_weights = ckpt.get("selfplay_model")
     if ckpt.get("rng") is not None:
         restore_rng(ckpt["rng"], sample_rng)
-    replay = load_replay(run, cfg.replay.capacity, obs_shape, counters["replay_total_added"], say)
+    replay = load_replay(run, cfg.replay.capacity, obs_shape, squares, counters["replay_total_added"], say)
     say(
         f"resuming {run.root} from {path.name}: iteration {counters['iteration']}, "
         f"learner step {learner.step_count}, replay {len(replay) if replay is not None else 0} samples"
@@ -108,16 +109,19 @@ def resume(
 
 
 def load_replay(
-    run: RunDir, capacity: int, obs_shape: tuple[int, ...], known: int, say: Callable[[str], None]
+    run: RunDir, capacity: int, obs_shape: tuple[int, ...], squares: int, known: int, say: Callable[[str], None]
 ) -> ReplayBuffer | None:
     """``run``'s replay buffer as it was at the checkpoint that counted ``known`` samples added
     (samples saved after it are dropped); None when nothing can be loaded (``say`` tells why)."""
     directory, one_file = run.replay_dir, one_file_replay_snapshot(run.root)
     try:
         if any(directory.glob("chunk_*.npz")):
-            buf, path = ReplayBuffer.load_chunks(directory, capacity, obs_shape, until=known), directory
+            buf, path = (
+                ReplayBuffer.load_chunks(directory, capacity, obs_shape, until=known, squares=squares),
+                directory,
+            )
         elif one_file.is_file():
-            buf, path = ReplayBuffer.load(one_file, capacity, obs_shape), one_file
+            buf, path = ReplayBuffer.load(one_file, capacity, obs_shape, squares), one_file
         else:
             if known:
                 say(f"warning: {directory} holds no replay chunks; the replay buffer starts empty")

@@ -260,7 +260,7 @@ class Trainer:
         self.rules = Rules.for_variant(cfg.variant)
         self.obs_shape = ObservationEncoder.for_rules(self.rules).shape
         self.learner = Learner(build_model(self.rules, cfg.network), cfg.train, self.device)
-        self.replay = ReplayBuffer(cfg.replay.capacity, self.obs_shape)
+        self.replay = ReplayBuffer(cfg.replay.capacity, self.obs_shape, self.rules.geometry.n_squares)
         self.sample_rng = np.random.default_rng(cfg.seed + 1)
         self.pace = ReplayRatio(cfg.train.replay_ratio, cfg.train.batch_size, cfg.replay.min_samples)
         self.simulation_schedule = SimulationSchedule.of(cfg.mcts)
@@ -316,6 +316,7 @@ class Trainer:
             self.worker,
             self.sample_rng,
             self.obs_shape,
+            self.rules.geometry.n_squares,
             self._say,
         )
         if resumed is None:

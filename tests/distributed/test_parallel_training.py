@@ -144,7 +144,7 @@ def test_pool_replaces_a_killed_worker_and_counts_nothing_twice(tmp_path, russia
 
     cfg = smoke(tmp_path)
     pool = ProcessPool(cfg, 2, seed=0, log=lambda text: None)
-    replay = ReplayBuffer(100_000, (11, 8, 8))
+    replay = ReplayBuffer(100_000, (11, 8, 8), 32)
     try:
         pool.publish(build_model(russian, cfg.network).state_dict(), 0)
         got = []

@@ -208,7 +208,7 @@ def test_killed_actor_is_replaced_and_nothing_is_counted_twice(ray_local, tmp_pa
     cfg = smoke(tmp_path, "selfplay.max_restarts=1")
     logs: list[str] = []
     pool = RayPool(cfg, seed=0, log=logs.append)
-    replay = ReplayBuffer(cfg.replay.capacity, ObservationEncoder.for_rules(russian).shape)
+    replay = ReplayBuffer(cfg.replay.capacity, ObservationEncoder.for_rules(russian).shape, russian.geometry.n_squares)
     deliveries: list[Delivery] = []
     try:
         pool.publish(weights(russian, cfg), version=0)

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from tammi_rl.config import load_config
+from tammi_rl.rules.engine import Rules
 from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint
 from tammi_rl.store.rundir import RunDirError
 from tammi_rl.train.replay import ReplayBuffer
@@ -325,3 +326,22 @@ def test_hours_budget_keeps_time_for_the_evaluations_due(tmp_path, monkeypatch):
     c = train(smoke(tmp_path, *overrides), out=io.StringIO()).counters
     assert c.iteration == 2 and c.budget_spent and 2800 < c.seconds < 4100
     assert c.eval_seconds >= 400
+
+
+@pytest.mark.parametrize("variant", ["english", "italian", "turkish", "brazilian", "international"])
+def test_every_variant_trains_stores_its_ownership_labels_and_resumes(tmp_path, variant):
+    """The loop on every board: Turkish plays on all 64 squares, International on 50, so the
+    ownership labels are not half the board's cells everywhere (a Turkish run once failed on
+    its first samples). Its auxiliary ownership output trains on them, and the run resumes."""
+    cfg = smoke(tmp_path, f"variant={variant}", "eval.every=0", "network.ownership=true", "train.iterations=1")
+    summary = train(cfg, out=io.StringIO())
+    assert summary.learner_step > 0
+    squares = Rules.for_variant(variant).geometry.n_squares
+    replay = ReplayBuffer.load_chunks(summary.run_dir / "replay", 5000)
+    assert replay.squares == squares and len(replay) == summary.counters.positions
+    labels = replay.contents().ownership
+    assert labels.shape == (len(replay), squares) and labels.min() >= 0  # every sample labelled
+    resumed = train(
+        resume_config(summary.run_dir, ["train.iterations=2"]), resume_dir=summary.run_dir, out=io.StringIO()
+    )
+    assert resumed.counters.iteration == 2

@@ -325,10 +325,10 @@ def test_run_from_before_chunked_replay_saves_resumes_its_one_file_snapshot(tmp_
     run.root.mkdir()
     np.savez(run.root / "replay.npz", **version_1_arrays(5))  # no replay/ folder: the layout before chunks
     said: list[str] = []
-    buf = load_replay(run, 100, SHAPE, known=5, say=said.append)
+    buf = load_replay(run, 100, SHAPE, 32, known=5, say=said.append)
     assert buf is not None and len(buf) == buf.total_added == 5 and not said
     assert buf.contents().obs[:, 0, 0, 0].tolist() == [0, 1, 2, 3, 4]
     # written just before a checkpoint that never landed: lined up with the one that did
-    lined_up = load_replay(run, 100, SHAPE, known=3, say=said.append)
+    lined_up = load_replay(run, 100, SHAPE, 32, known=3, say=said.append)
     assert lined_up is not None and lined_up.contents().obs[:, 0, 0, 0].tolist() == [0, 1, 2]
     assert one_file_replay_snapshot(run.root) == run.root / "replay.npz"

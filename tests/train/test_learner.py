@@ -223,7 +223,7 @@ def test_train_from_source_averages(russian):
     from tammi_rl.train.replay import ReplayBuffer
 
     model = build_model(russian, TINY)
-    buf = ReplayBuffer(100, (11, 8, 8))
+    buf = ReplayBuffer(100, (11, 8, 8), 32)
     buf.add(random_batch(40, model.n_actions))
     learner = Learner(model, TrainConfig(batch_size=8))
     metrics = learner.train(buf, 3, np.random.default_rng(0))

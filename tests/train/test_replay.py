@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
+from tammi_rl.selfplay.samples import MAX_LEGAL, SAMPLE_FIELDS, SampleBatch
 from tammi_rl.train.replay import ReplayBuffer, ReplayError
 
 SHAPE = (11, 8, 8)
@@ -44,7 +44,7 @@ def ids_of(batch: SampleBatch) -> list[int]:
 
 
 def test_add_and_window():
-    buf = ReplayBuffer(10, SHAPE)
+    buf = ReplayBuffer(10, SHAPE, 32)
     buf.add(make_batch(0, 4))
     assert len(buf) == 4 and buf.total_added == 4
     assert ids_of(buf.contents()) == [0, 1, 2, 3]
@@ -57,7 +57,7 @@ def test_add_and_window():
 
 
 def test_sample_dtypes_and_contract():
-    buf = ReplayBuffer(100, SHAPE)
+    buf = ReplayBuffer(100, SHAPE, 32)
     buf.add(make_batch(0, 50))
     batch = buf.sample(32, np.random.default_rng(0))
     assert batch.obs.dtype == np.float32 and batch.obs.shape == (32, *SHAPE)
@@ -80,7 +80,7 @@ def test_sample_dtypes_and_contract():
 
 
 def test_sampling_is_uniform_and_seeded():
-    buf = ReplayBuffer(20, SHAPE)
+    buf = ReplayBuffer(20, SHAPE, 32)
     buf.add(make_batch(0, 20))
     a = ids_of(buf.sample(4000, np.random.default_rng(3)))
     b = ids_of(buf.sample(4000, np.random.default_rng(3)))
@@ -91,11 +91,11 @@ def test_sampling_is_uniform_and_seeded():
 
 def test_empty_sample_raises():
     with pytest.raises(ValueError):
-        ReplayBuffer(5, SHAPE).sample(1, np.random.default_rng())
+        ReplayBuffer(5, SHAPE, 32).sample(1, np.random.default_rng())
 
 
 def test_snapshot_round_trip(tmp_path):
-    buf = ReplayBuffer(10, SHAPE)
+    buf = ReplayBuffer(10, SHAPE, 32)
     buf.add(make_batch(0, 14))
     path = tmp_path / "replay.npz"
     buf.snapshot(path)
@@ -116,7 +116,7 @@ def test_snapshot_round_trip(tmp_path):
 
 
 def test_drop_newest():
-    buf = ReplayBuffer(10, SHAPE)
+    buf = ReplayBuffer(10, SHAPE, 32)
     buf.add(make_batch(0, 12))
     buf.drop_newest(3)
     assert ids_of(buf.contents()) == list(range(2, 9)) and buf.total_added == 9
@@ -129,7 +129,7 @@ def test_bad_snapshots(tmp_path):
     bad.write_bytes(b"garbage")
     with pytest.raises(ReplayError, match=re.escape("bad.npz")):
         ReplayBuffer.load(bad, 10)
-    buf = ReplayBuffer(10, SHAPE)
+    buf = ReplayBuffer(10, SHAPE, 32)
     buf.add(make_batch(0, 3))
     buf.snapshot(tmp_path / "ok.npz")
     with pytest.raises(ReplayError, match="observation shape"):
@@ -142,7 +142,7 @@ def chunk_names(directory):
 
 def test_chunks_append_only_what_is_new_and_prune_the_window(tmp_path):
     d = tmp_path / "replay"
-    buf = ReplayBuffer(10, SHAPE)
+    buf = ReplayBuffer(10, SHAPE, 32)
     buf.add(make_batch(0, 4))
     buf.save_chunks(d)
     buf.save_chunks(d)  # nothing new: nothing written
@@ -180,7 +180,7 @@ def test_chunks_of_a_lost_checkpoint_are_replaced(tmp_path, redo):
     """A chunk saved before a checkpoint that never landed is replaced by the resumed run's
     samples, whether it adds fewer, as many or more samples than the lost iteration."""
     d = tmp_path / "replay"
-    buf = ReplayBuffer(100, SHAPE)
+    buf = ReplayBuffer(100, SHAPE, 32)
     buf.add(make_batch(0, 6))
     buf.save_chunks(d)
     buf.add(make_batch(6, 4))
@@ -196,7 +196,7 @@ def test_bad_chunk_directories(tmp_path):
     d = tmp_path / "replay"
     with pytest.raises(ReplayError, match="no replay chunks"):
         ReplayBuffer.load_chunks(d, 10)
-    buf = ReplayBuffer(100, SHAPE)
+    buf = ReplayBuffer(100, SHAPE, 32)
     buf.add(make_batch(0, 3))
     buf.save_chunks(d)
     buf.add(make_batch(3, 3))
@@ -212,3 +212,24 @@ def test_bad_chunk_directories(tmp_path):
     (d / "chunk_000000000006_000000000009.npz").unlink()
     with pytest.raises(ReplayError, match="not a readable replay chunk"):
         ReplayBuffer.load_chunks(d, 100)
+
+
+def test_a_board_of_64_squares_keeps_64_ownership_labels_and_a_mismatch_is_named(tmp_path):
+    """Turkish plays on every square of its 8x8 board: the labels are as wide as the board's
+    squares, which the observation's shape does not tell."""
+    n, squares = 6, 64
+    base = make_batch(0, n)
+    wide = SampleBatch(
+        **{name: getattr(base, name) for name in SAMPLE_FIELDS if name != "ownership"},
+        ownership=np.tile(np.arange(squares) % 3, (n, 1)).astype(np.int8),
+    )
+    buf = ReplayBuffer(10, SHAPE, squares)
+    buf.add(wide)
+    np.testing.assert_array_equal(buf.contents().ownership, wide.ownership)
+    with pytest.raises(ValueError, match=r"ownership of \(32,\) squares != the buffer's 64"):
+        buf.add(base)
+    path = tmp_path / "turkish.npz"
+    buf.snapshot(path)
+    assert ReplayBuffer.load(path, 10).squares == 64
+    with pytest.raises(ReplayError, match="ownership labels of 64 squares do not match this run's board of 32"):
+        ReplayBuffer.load(path, 10, SHAPE, 32)
