@@ -219,10 +219,9 @@ def arm_result(arm: str, out: Path, keys: list[str]) -> ArmResult:
     ckpt = load_checkpoint(out / "runs" / arm / "checkpoints" / "latest.pt")
     c = ckpt["counters"]
     ladder = {int(d): float(s) for d, s in c.get("eval_scores", {}).items()}
-    result = ArmResult(arm, int(c["games"]), int(ckpt["learner"]["step"]), ladder)
     cpu = cpu_file(out, arm)
-    if cpu.is_file():
-        result.cpu_seconds = float(cpu.read_text())
+    cpu_seconds = float(cpu.read_text()) if cpu.is_file() else None
+    result = ArmResult(arm, int(c["games"]), int(ckpt["learner"]["step"]), ladder, cpu_seconds=cpu_seconds)
     for key in keys:
         summary = out / "rate" / f"{arm}-vs-{key}" / "summary.json"
         if summary.is_file():

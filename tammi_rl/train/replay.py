@@ -277,7 +277,9 @@ class ReplayBuffer:
     ) -> ReplayBuffer:
         """Read a chunk directory written by `save_chunks`: the newest ``capacity`` samples,
         or with ``until`` the newest before global sample ``until`` (a resume lines the
-        buffer up with its checkpoint this way, and the next save replaces what lies after)."""
+        buffer up with its checkpoint this way, and the next save replaces what lies after).
+        ``obs_shape`` and ``squares`` (the run's) are checked when given; old formats get
+        unrecorded ownership labels ``squares`` wide."""
         directory = Path(directory)
         chunks = _chunks(directory) if directory.is_dir() else []
         if not chunks:
