@@ -17,6 +17,7 @@ as hparams.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,24 @@ def _flat(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def event_file_second(name: str) -> int | None:
+    """The whole second in an event file's name (``events.out.tfevents.SECOND.HOST.PID.N``)."""
+    parts = name.split(".")
+    return int(parts[3]) if len(parts) > 3 and parts[3].isdigit() else None
+
+
+def wait_to_sort_last(log_dir: Path) -> None:
+    """Sleep (under a second) until a new event file's name sorts after every file in ``log_dir``.
+
+    TensorBoard reads a directory's event files in name order, and a resumed session's
+    ``purge_step`` only drops the events read before it. The names start with the whole
+    second, then a per-process counter that sorts as text (``.10`` before ``.9``), so a
+    session resumed within the same second as the last one began could be read first."""
+    seconds = [s for p in log_dir.glob("events.*") if (s := event_file_second(p.name)) is not None]
+    if seconds:
+        time.sleep(max(0.0, max(seconds) + 1 - time.time()))
+
+
 class RunLogger:
     """A `SummaryWriter` with the run's tags; ``purge_step`` as described in the module docstring."""
 
@@ -69,6 +88,7 @@ class RunLogger:
         # Lazy: torch.utils.tensorboard imports TensorBoard (slow); only a training run that logs needs it.
         from torch.utils.tensorboard import SummaryWriter
 
+        wait_to_sort_last(Path(log_dir))
         self.writer = SummaryWriter(log_dir=str(log_dir), purge_step=purge_step)
 
     def scalars(self, values: Mapping[str, float], step: int) -> None:

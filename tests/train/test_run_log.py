@@ -1,0 +1,45 @@
+"""The run's TensorBoard log: a resumed session's events are read after the earlier ones."""
+
+import time
+from pathlib import Path
+
+from tammi_rl.train.run_log import RunLogger, event_file_second
+
+
+def read_steps(tb_dir: Path, tag: str) -> list[int]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(tb_dir))
+    acc.Reload()
+    return [e.step for e in acc.Scalars(tag)]
+
+
+def log_session(tb_dir: Path, steps: range, purge_step: int | None) -> None:
+    logger = RunLogger(tb_dir, purge_step=purge_step)
+    for step in steps:
+        logger.scalars({"loss/total": float(step)}, step)
+    logger.writer.close()
+
+
+def test_event_file_second_reads_the_name() -> None:
+    assert event_file_second("events.out.tfevents.1796437885.vm.32208.10") == 1796437885
+    assert event_file_second("events.out") is None
+
+
+def test_a_session_resumed_within_the_same_second_sorts_after_the_last(tmp_path: Path) -> None:
+    from torch.utils.tensorboard import SummaryWriter  # noqa: F401  imported before the clock is read
+
+    # A file of the next second (a session that began just now, on a clock a little ahead)
+    # whose per-process counter sorts late as text ("9" > "10").
+    planted = tmp_path / f"events.out.tfevents.{int(time.time()) + 1:010d}.host.1.9"
+    planted.write_bytes(b"")
+    RunLogger(tmp_path).writer.close()
+    names = sorted(p.name for p in tmp_path.glob("events.*"))
+    assert names[0] == planted.name and len(names) == 2
+
+
+def test_quick_resumes_keep_the_curve_in_order(tmp_path: Path) -> None:
+    log_session(tmp_path, range(1, 4), purge_step=None)  # 1, 2, 3; the checkpoint was at 2
+    log_session(tmp_path, range(3, 5), purge_step=3)  # resumed: 3 again, then 4
+    log_session(tmp_path, range(5, 6), purge_step=5)
+    assert read_steps(tmp_path, "loss/total") == [1, 2, 3, 4, 5]
