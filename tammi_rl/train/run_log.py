@@ -69,8 +69,12 @@ def event_file_second(name: str) -> int | None:
     return int(parts[3]) if len(parts) > 3 and parts[3].isdigit() else None
 
 
+MAX_SORT_WAIT_S = 2.0
+"""The longest `wait_to_sort_last` sleeps: a clock set back further is not waited out."""
+
+
 def wait_to_sort_last(log_dir: Path) -> None:
-    """Sleep (under a second) until a new event file's name sorts after every file in ``log_dir``.
+    """Sleep (about a second at most) until a new event file's name sorts after every file in ``log_dir``.
 
     TensorBoard reads a directory's event files in name order, and a resumed session's
     ``purge_step`` only drops the events read before it. The names start with the whole
@@ -78,7 +82,7 @@ def wait_to_sort_last(log_dir: Path) -> None:
     session resumed within the same second as the last one began could be read first."""
     seconds = [s for p in log_dir.glob("events.*") if (s := event_file_second(p.name)) is not None]
     if seconds:
-        time.sleep(max(0.0, max(seconds) + 1 - time.time()))
+        time.sleep(min(MAX_SORT_WAIT_S, max(0.0, max(seconds) + 1 - time.time())))
 
 
 class RunLogger:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 from support.processes_util import wait_dead
+from support.tensorboard_log import scalar_steps
 
 from tammi_rl.config import load_config
 from tammi_rl.config.cores import split_cores
@@ -46,14 +47,6 @@ def children(pid: int) -> set[int]:
         text = (task / "children").read_text().split()
         found.update(int(p) for p in text)
     return {p for p in found if b"resource_tracker" not in Path(f"/proc/{p}/cmdline").read_bytes()}
-
-
-def scalar_steps(tb_dir: Path, tag: str) -> list[int]:
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    acc = EventAccumulator(str(tb_dir))
-    acc.Reload()
-    return [e.step for e in acc.Scalars(tag)]
 
 
 # --- pieces --------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from support.tensorboard_log import scalar_steps, scalar_values
 
 from tammi_rl.config import load_config
 from tammi_rl.rules.engine import Rules
@@ -35,22 +36,6 @@ def assert_paced(counters, learner_step: int, ratio: float = 1.0, batch: int = 3
     c = counters if isinstance(counters, dict) else vars(counters)
     assert c["samples_trained"] == learner_step * batch
     assert 0 <= ratio * c["positions"] - c["samples_trained"] < batch, c
-
-
-def scalar_values(tb_dir: Path, tag: str) -> list[float]:
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    acc = EventAccumulator(str(tb_dir))
-    acc.Reload()
-    return [e.value for e in acc.Scalars(tag)]
-
-
-def scalar_steps(tb_dir: Path, tag: str) -> list[int]:
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    acc = EventAccumulator(str(tb_dir))
-    acc.Reload()  # applies the purge_step written on resume
-    return [e.step for e in acc.Scalars(tag)]
 
 
 def test_smoke_train_checkpoint_resume_eval(tmp_path):

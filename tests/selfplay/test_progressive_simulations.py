@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from support.tensorboard_log import scalar_values
 from support.tiny_worker import OVERRIDES, make_worker
 
 from tammi_rl.config import ConfigError, load_config
@@ -23,14 +24,6 @@ from tammi_rl.train.trainer import resume_config, train
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "configs" / "smoke.yaml"
-
-
-def scalars(tb_dir: Path, tag: str) -> list[float]:
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    acc = EventAccumulator(str(tb_dir))
-    acc.Reload()
-    return [e.value for e in acc.Scalars(tag)]
 
 
 # --- the schedule -------------------------------------------------------------------------
@@ -114,7 +107,7 @@ def test_the_synchronous_loop_follows_the_schedule(tmp_path):
     out = io.StringIO()
     summary = train(cfg, out=out)
     # Iterations 1, 2, 3 play at their midpoints, progress 1/6, 1/2, 5/6: 2 * 4 ** p simulations.
-    assert scalars(summary.run_dir / "tb", "selfplay/simulations") == [3.0, 4.0, 6.0]
+    assert scalar_values(summary.run_dir / "tb", "selfplay/simulations") == [3.0, 4.0, 6.0]
     lines = [line for line in out.getvalue().splitlines() if line.startswith("[smoke] iter")]
     assert [line.split("sims ")[1].split()[0] for line in lines] == ["3", "4", "6"]
 
@@ -159,7 +152,7 @@ def test_a_stopped_run_resumes_at_the_same_count_and_ends_exactly_as_a_straight_
     for key in a:
         torch.testing.assert_close(a[key], b[key], msg=key)
     for r in (straight.run_dir, run):
-        assert scalars(r / "tb", "selfplay/simulations") == [3.0, 4.0, 6.0]
+        assert scalar_values(r / "tb", "selfplay/simulations") == [3.0, 4.0, 6.0]
 
 
 @pytest.mark.slow
@@ -214,7 +207,7 @@ def test_the_asynchronous_loop_raises_the_workers_count_as_the_run_goes_on(tmp_p
     # Sent before the workers start (progress 0: 2), then each time the count moves, up to
     # iteration 4's start at least (progress 3/4: 2 * 4 ** 0.75, 6).
     assert sent[0] == 2 and sent == sorted(set(sent)) and sent[-1] >= 6
-    searched = scalars(summary.run_dir / "tb", "selfplay/simulations")
+    searched = scalar_values(summary.run_dir / "tb", "selfplay/simulations")
     # What the workers searched lags by the deliveries in flight (a whole smoke iteration's
     # games can be one delivery), but it is the counts sent, and the first games search 2.
     assert len(searched) == 4 and all(2.0 <= s <= sent[-1] for s in searched) and searched[0] < 3.0

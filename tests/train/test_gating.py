@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from support.tensorboard_log import scalar_steps, scalar_values
 
 from tammi_rl.config import load_config
 from tammi_rl.store.checkpoint import load_checkpoint
@@ -24,9 +24,7 @@ def smoke(tmp_path, *overrides):
 @pytest.mark.slow
 def test_gated_run_logs_the_gate_and_keeps_selfplay_weights(tmp_path):
     summary = train(smoke(tmp_path, *GATED), out=io.StringIO())
-    acc = EventAccumulator(str(summary.run_dir / "tb"))
-    acc.Reload()
-    assert [e.step for e in acc.Scalars("gate/accepted")] == [1, 2]
+    assert scalar_steps(summary.run_dir / "tb", "gate/accepted") == [1, 2]
     ckpt = load_checkpoint(summary.run_dir / "checkpoints" / "latest.pt")
     selfplay, learner = ckpt["selfplay_model"], ckpt["model"]
     # Four games at 2 simulations cannot prove 30 Elo: the incumbent (initial weights) stays.
@@ -56,11 +54,9 @@ def test_gating_in_the_asynchronous_loop_publishes_only_accepted_networks(tmp_pa
 
     cfg = smoke(tmp_path, *GATED, "selfplay.workers=2")
     summary = train(cfg, out=io.StringIO(), pool_factory=lambda c, e: Recording(c, 2, c.seed, epoch=e))
-    acc = EventAccumulator(str(summary.run_dir / "tb"))
-    acc.Reload()
-    gated = [e.step for e in acc.Scalars("gate/accepted")]
+    gated = scalar_steps(summary.run_dir / "tb", "gate/accepted")
     assert gated and set(gated) <= {1, 2}  # once per iteration that had learner steps
-    accepted = sum(e.value for e in acc.Scalars("gate/accepted"))
+    accepted = sum(scalar_values(summary.run_dir / "tb", "gate/accepted"))
     assert published == list(range(int(accepted) + 1))  # the start weights, then one per accepted gate
     ckpt = load_checkpoint(summary.run_dir / "checkpoints" / "latest.pt")
     assert ckpt.get("selfplay_model") is not None

@@ -3,15 +3,9 @@
 import time
 from pathlib import Path
 
+from support.tensorboard_log import scalar_steps
+
 from tammi_rl.train.run_log import RunLogger, event_file_second
-
-
-def read_steps(tb_dir: Path, tag: str) -> list[int]:
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    acc = EventAccumulator(str(tb_dir))
-    acc.Reload()
-    return [e.step for e in acc.Scalars(tag)]
 
 
 def log_session(tb_dir: Path, steps: range, purge_step: int | None) -> None:
@@ -42,4 +36,11 @@ def test_quick_resumes_keep_the_curve_in_order(tmp_path: Path) -> None:
     log_session(tmp_path, range(1, 4), purge_step=None)  # 1, 2, 3; the checkpoint was at 2
     log_session(tmp_path, range(3, 5), purge_step=3)  # resumed: 3 again, then 4
     log_session(tmp_path, range(5, 6), purge_step=5)
-    assert read_steps(tmp_path, "loss/total") == [1, 2, 3, 4, 5]
+    assert scalar_steps(tmp_path, "loss/total") == [1, 2, 3, 4, 5]
+
+
+def test_a_clock_set_back_is_not_waited_out(tmp_path: Path) -> None:
+    (tmp_path / f"events.out.tfevents.{int(time.time()) + 3600:010d}.host.1.0").write_bytes(b"")
+    start = time.monotonic()
+    RunLogger(tmp_path).writer.close()
+    assert time.monotonic() - start < 10  # the cap (2 s) and TensorBoard's import, not an hour
