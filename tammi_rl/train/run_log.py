@@ -74,7 +74,9 @@ MAX_SORT_WAIT_S = 2.0
 
 
 def wait_to_sort_last(log_dir: Path) -> None:
-    """Sleep (about a second at most) until a new event file's name sorts after every file in ``log_dir``.
+    """Sleep until a new event file's name sorts after every file in ``log_dir``.
+
+    Usually under a second, never more than `MAX_SORT_WAIT_S`.
 
     TensorBoard reads a directory's event files in name order, and a resumed session's
     ``purge_step`` only drops the events read before it. The names start with the whole
