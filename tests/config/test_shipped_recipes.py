@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
 RESOLVED = Path(__file__).parent / "resolved"
 SHIPPED = sorted(p.stem for p in CONFIGS.glob("*.yaml"))
-VARIANTS = ("english", "italian", "russian", "turkish")
+VARIANTS = ("english", "international", "italian", "russian", "turkish")
 MAX_LINES = 25
 """Non-blank lines, comments included, of a variant's config."""
 

@@ -302,3 +302,22 @@ def test_a_forced_move_on_the_clock_is_answered_at_once(level: str) -> None:
     assert done is not None and done.name == "done"
     (only,) = Game(rules, start=rules.parse_fen("W:Wc3,g1:Bd4,f6,b8")).legal_moves()
     assert done.args["move"] == HubNotation(rules).format_move(only)
+
+
+def test_a_10x10_gui_is_offered_the_shipped_international_model() -> None:
+    """With no ``--player``, Hub's default variant (``normal``, 10x10) plays `international.pt`."""
+    from tammi_rl.players.mcts import MCTSPlayer
+
+    out = io.StringIO()
+    engine = HubEngine(None, out, "normal")
+    for line in ("init", f"pos pos={INTERNATIONAL_START}", "level nodes=16", "go think"):
+        assert engine.handle(line) is True
+    assert engine.wait(120.0), "no done within 120 s"
+    lines = out.getvalue().splitlines()
+    assert not errors(lines), lines
+    assert isinstance(engine.player, MCTSPlayer) and engine.player.name == "mcts:model=international"
+    assert engine.rules is not None and engine.rules.variant.name == "international"
+    done = parse_line(lines[-1])
+    assert done is not None and done.name == "done"
+    start = Game(engine.rules).position
+    assert HubNotation(engine.rules).parse_move(start, done.args["move"]) in engine.rules.legal_moves(start)

@@ -20,7 +20,7 @@ from tammi_rl.rules.engine import Rules
 from tammi_rl.store.checkpoint import load_checkpoint
 from tammi_rl.store.shipped import shipped_model, shipped_models
 
-SHIPPED = ("english", "italian", "russian", "turkish")
+SHIPPED = ("english", "international", "italian", "russian", "turkish")
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 RECIPE = ("network", "mcts", "selfplay", "replay", "train")
 """The config sections that make the model; a shipped model was trained by its variant's
@@ -37,7 +37,7 @@ MAX_BYTES = 1_000_000
 """A shipped model is a playing checkpoint: weights and config, no optimizer state."""
 
 
-def test_a_model_ships_for_every_first_class_variant() -> None:
+def test_a_model_ships_for_every_first_class_variant_and_international() -> None:
     assert list(shipped_models()) == sorted(SHIPPED)
 
 

@@ -47,7 +47,7 @@ PLANTED = {
     "envs/notes.txt": False,
 }
 
-SHIPPED_NAMES = {"russian.pt", "english.pt", "italian.pt", "turkish.pt"}
+SHIPPED_NAMES = {"russian.pt", "english.pt", "italian.pt", "turkish.pt", "international.pt"}
 
 DROP_EDITABLE_FINDER = """\
 # Written by tests/integration/test_wheel.py: hide the base environment's editable install of tammi_rl.
