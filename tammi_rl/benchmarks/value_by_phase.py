@@ -6,7 +6,10 @@ run's newest self-play samples and, in bins of pieces left on the board (a fract
 most in any sample), compares the head's win/draw/loss cross-entropy against the games'
 outcomes with that of always predicting the bin's outcome frequencies. The share of that
 baseline the head removes is how much of the outcome it explains; a negative share means
-it is confident where the outcome is a coin flip (over-confident, typically in openings).
+its win/draw/loss is worse than those frequencies. Search uses only the expected value
+(win minus loss), so the table also gives that value's correlation with the outcome, and the
+head's mean draw probability beside the draws' frequency: a blended value target reads a
+search value near 0 as a sure draw, which inflates the draw mass without moving the value.
 
     python -m tammi_rl.benchmarks.value_by_phase runs/international [--model FILE] [--samples 20000]
 """
@@ -46,12 +49,23 @@ class PhaseRow:
     """Cross-entropy (nats) of always predicting ``outcome_freq``: the bin's outcome entropy."""
     value_ce: float
     """Cross-entropy (nats) of the value head's win/draw/loss against the outcomes."""
+    value_outcome_corr: float
+    """Correlation of the expected value (P(win) - P(loss)) with the outcome (+1, 0, -1)."""
+    mean_draw_prob: float
+    """The head's mean draw probability (compare ``outcome_freq[1]``)."""
     kings_per_position: float
 
     @property
     def explained(self) -> float:
         """The share of the outcome entropy the head removes (negative: worse than the baseline)."""
         return 1.0 - self.value_ce / self.baseline_ce if self.baseline_ce > 0 else float("nan")
+
+
+def correlation(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson correlation; NaN where either side is constant."""
+    if a.std() == 0 or b.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(a, b)[0, 1])
 
 
 def entropy(freq: np.ndarray) -> float:
@@ -74,10 +88,13 @@ def value_by_phase(
     float32 observation planes; outcome [N] int (`SampleBatch.outcome`: 0 win, 1 draw, 2 loss
     for the side to move). Bins under `MIN_BIN_SAMPLES` samples are left out."""
     logits = value_logits(model, obs)
+    probs = logits.softmax(dim=1).numpy().astype(np.float64)
+    expected = probs[:, 0] - probs[:, 2]
     pieces = obs[:, [OWN_MEN, OWN_KINGS, OPP_MEN, OPP_KINGS]].sum(axis=(1, 2, 3))
     kings = obs[:, [OWN_KINGS, OPP_KINGS]].sum(axis=(1, 2, 3))
     fraction = pieces / max(float(pieces.max(initial=0.0)), 1.0)
     outcome = np.asarray(outcome, dtype=np.int64)
+    outcome_value = np.array([1.0, 0.0, -1.0])[outcome]
     rows = []
     for low, high in reversed(list(itertools.pairwise(edges))):
         in_bin = (fraction >= low) & ((fraction < high) | (high >= edges[-1]))
@@ -87,17 +104,32 @@ def value_by_phase(
         freq = np.bincount(outcome[in_bin], minlength=3) / count
         value_ce = F.cross_entropy(logits[torch.from_numpy(in_bin)], torch.from_numpy(outcome[in_bin])).item()
         outcome_freq = (float(freq[0]), float(freq[1]), float(freq[2]))
-        rows.append(PhaseRow(low, high, count, outcome_freq, entropy(freq), value_ce, float(kings[in_bin].mean())))
+        rows.append(
+            PhaseRow(
+                low,
+                high,
+                count,
+                outcome_freq,
+                entropy(freq),
+                value_ce,
+                correlation(expected[in_bin], outcome_value[in_bin]),
+                float(probs[in_bin, 1].mean()),
+                float(kings[in_bin].mean()),
+            )
+        )
     return rows
 
 
 def format_table(rows: list[PhaseRow]) -> str:
-    lines = ["pieces left   samples   W/D/L            outcome entropy   value CE   explained   kings"]
+    lines = [
+        "pieces left   samples   W/D/L            outcome entropy   value CE   explained   corr(v, z)   draw p   kings"
+    ]
     for r in rows:
         w, d, loss = r.outcome_freq
         lines.append(
             f"{r.pieces_low:4.2f}-{r.pieces_high:4.2f}  {r.samples:8d}   {w:.2f}/{d:.2f}/{loss:.2f}   "
-            f"{r.baseline_ce:15.3f}   {r.value_ce:8.3f}   {r.explained:+9.0%}   {r.kings_per_position:5.2f}"
+            f"{r.baseline_ce:15.3f}   {r.value_ce:8.3f}   {r.explained:+9.0%}   {r.value_outcome_corr:+10.2f}   "
+            f"{r.mean_draw_prob:6.2f}   {r.kings_per_position:5.2f}"
         )
     return "\n".join(lines)
 

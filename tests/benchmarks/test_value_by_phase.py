@@ -69,7 +69,34 @@ def test_explained_is_positive_for_a_head_that_knows_and_negative_for_an_overcon
             return torch.zeros((len(x), 1)), torch.nn.functional.one_hot(marker, 3).float() * 20
 
     obs[:, 4, 0, 0] = outcome
-    assert vbp.value_by_phase(Knows(), obs, outcome)[0].explained > 0.99
+    knows = vbp.value_by_phase(Knows(), obs, outcome)[0]
+    assert knows.explained > 0.99 and knows.value_outcome_corr == pytest.approx(1.0)
+    assert knows.mean_draw_prob == pytest.approx(1 / 3, abs=1e-6)
+
+
+def test_a_draw_heavy_head_keeps_its_value_but_loses_cross_entropy():
+    """What a blended target does where the search value is near 0: the draw mass grows, the
+    expected value (win minus loss) is unchanged, so its correlation with the outcome is too."""
+    rng = np.random.default_rng(0)
+    outcome = rng.integers(0, 3, 600)
+    obs = positions([24] * 600)
+    obs[:, 4, 0, 0] = outcome  # the marker the heads read
+
+    def head(draw: float) -> torch.nn.Module:
+        class Leaning(torch.nn.Module):  # expected value +-0.2 towards the outcome, whatever the draw mass
+            def forward(self, x):
+                z = x[:, 4, 0, 0].long()
+                lean = torch.where(z == 0, 0.2, torch.where(z == 2, -0.2, 0.0))
+                p = torch.stack([(1 - draw) / 2 + lean / 2, torch.full_like(lean, draw), (1 - draw) / 2 - lean / 2], 1)
+                return torch.zeros((len(x), 1)), torch.log(p)
+
+        return Leaning()
+
+    calibrated, drawish = (vbp.value_by_phase(head(d), obs, outcome)[0] for d in (1 / 3, 2 / 3))
+    assert drawish.mean_draw_prob == pytest.approx(2 / 3) and calibrated.mean_draw_prob == pytest.approx(1 / 3)
+    assert drawish.value_ce > calibrated.value_ce and drawish.explained < calibrated.explained
+    assert drawish.value_outcome_corr == pytest.approx(calibrated.value_outcome_corr)
+    assert calibrated.value_outcome_corr > 0.5
 
 
 def test_bins_under_the_minimum_are_left_out():
