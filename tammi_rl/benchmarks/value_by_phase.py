@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from tammi_rl.env.observation import OPP_KINGS, OPP_MEN, OWN_KINGS, OWN_MEN
+from tammi_rl.nn.model import wdl_to_value
 from tammi_rl.nn.saved import load_network
 from tammi_rl.store.rundir import RunDir
 from tammi_rl.train.replay import ReplayBuffer
@@ -88,8 +89,8 @@ def value_by_phase(
     float32 observation planes; outcome [N] int (`SampleBatch.outcome`: 0 win, 1 draw, 2 loss
     for the side to move). Bins under `MIN_BIN_SAMPLES` samples are left out."""
     logits = value_logits(model, obs)
-    probs = logits.softmax(dim=1).numpy().astype(np.float64)
-    expected = probs[:, 0] - probs[:, 2]
+    draw_prob = logits.softmax(dim=1)[:, 1].numpy().astype(np.float64)
+    expected = wdl_to_value(logits).numpy().astype(np.float64)
     pieces = obs[:, [OWN_MEN, OWN_KINGS, OPP_MEN, OPP_KINGS]].sum(axis=(1, 2, 3))
     kings = obs[:, [OWN_KINGS, OPP_KINGS]].sum(axis=(1, 2, 3))
     fraction = pieces / max(float(pieces.max(initial=0.0)), 1.0)
@@ -113,7 +114,7 @@ def value_by_phase(
                 entropy(freq),
                 value_ce,
                 correlation(expected[in_bin], outcome_value[in_bin]),
-                float(probs[in_bin, 1].mean()),
+                float(draw_prob[in_bin].mean()),
                 float(kings[in_bin].mean()),
             )
         )

@@ -6,14 +6,13 @@ import sys
 import numpy as np
 import pytest
 import torch
+from support.tiny_checkpoint import TINY_NETWORK, write_tiny_checkpoint
 
 from tammi_rl.benchmarks import value_by_phase as vbp
-from tammi_rl.config import NetworkConfig
 from tammi_rl.env.observation import N_PLANES, OPP_KINGS, OPP_MEN, OWN_KINGS, OWN_MEN
 from tammi_rl.nn.model import build_model
 from tammi_rl.rules.engine import Rules
 from tammi_rl.selfplay.samples import MAX_LEGAL, SampleBatch
-from tammi_rl.store.checkpoint import capture_rng, make_checkpoint, save_checkpoint
 from tammi_rl.train.replay import ReplayBuffer
 
 
@@ -107,22 +106,8 @@ def test_bins_under_the_minimum_are_left_out():
 
 def test_cli_prints_the_table_for_a_run_directory(tmp_path, monkeypatch, capsys):
     rules = Rules.for_variant("russian")
-    network = NetworkConfig(blocks=1, channels=8, value_hidden=8)
-    model = build_model(rules, network)
     run = tmp_path / "run"
-    save_checkpoint(
-        run / "checkpoints" / "latest.pt",
-        make_checkpoint(
-            variant="russian",
-            network=network,
-            model=model,
-            learner=None,
-            counters={"iteration": 1, "games": 0, "positions": 0},
-            rng=capture_rng(),
-            worker=None,
-            config={},
-        ),
-    )
+    write_tiny_checkpoint(run / "checkpoints" / "latest.pt", "russian", build_model(rules, TINY_NETWORK))
     n = 250
     obs = positions([24] * n)
     batch = SampleBatch(

@@ -14,6 +14,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 import torch
+from support.tiny_checkpoint import TINY_NETWORK, write_tiny_checkpoint
 
 from tammi_rl.config import NetworkConfig, load_config
 from tammi_rl.env.observation import N_PLANES
@@ -23,7 +24,6 @@ from tammi_rl.nn.saved import load_network
 from tammi_rl.players import PlayerSpecError, parse_player_spec
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
-from tammi_rl.store.checkpoint import capture_rng, make_checkpoint, save_checkpoint
 from tammi_rl.store.shipped import shipped_model
 
 TOLERANCE = 1e-4
@@ -105,22 +105,8 @@ def test_runtime_choice() -> None:
 
 def write_checkpoint(tmp_path, variant: str = "russian"):
     rules = Rules.for_variant(variant)
-    cfg = NetworkConfig(blocks=1, channels=8, value_hidden=8)
-    model = trained_looking_model(rules, cfg, 5)
-    path = tmp_path / "net.pt"
-    save_checkpoint(
-        path,
-        make_checkpoint(
-            variant=variant,
-            network=cfg,
-            model=model,
-            learner=None,
-            counters={"iteration": 1, "games": 0, "positions": 0},
-            rng=capture_rng(),
-            worker=None,
-            config={},
-        ),
-    )
+    model = trained_looking_model(rules, TINY_NETWORK, 5)
+    path = write_tiny_checkpoint(tmp_path / "net.pt", variant, model)
     return rules, model, path
 
 
