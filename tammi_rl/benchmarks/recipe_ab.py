@@ -23,7 +23,8 @@ shows what each arm used either way.
 
 Everything lands in ``--out``: ``runs/ARM`` (the run directories), ``rate/ARM-vs-OPPONENT``
 (each rating's games and summary) and the logs. Run the same command again after a stop and
-it goes on: a run with a checkpoint resumes (one whose budget is spent returns at once) and a
+it goes on: a run with a checkpoint resumes, a finished run (its iterations done or its
+budget spent) is not started again, so its CPU column stays what its training took, and a
 rating with a summary is not played again.
 """
 
@@ -38,6 +39,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tammi_rl.legacy import upgrade_checkpoint_config
 from tammi_rl.store.checkpoint import load_checkpoint
 
 
@@ -142,6 +144,18 @@ def train_command(config: str, arm: ArmSpec, out: Path, common: list[str]) -> li
         return [*cli, "--resume", str(run)]
     where = [f"name={arm.name}", f"runs_dir={out / 'runs'}", f"checkpoints_dir={out / 'checkpoints'}"]
     return [*cli, config, *where, "selfplay.workers=1", *common, *arm.overrides]
+
+
+def run_is_finished(run: Path) -> bool:
+    """Whether the run in ``run`` has nothing left to train: its latest checkpoint has done its
+    ``train.iterations`` or ended on its ``train.hours`` budget (what ``train --resume`` checks)."""
+    latest = run / "checkpoints" / "latest.pt"
+    if not latest.is_file():
+        return False
+    ckpt = load_checkpoint(latest)
+    counters = ckpt["counters"]
+    iterations = int(upgrade_checkpoint_config(ckpt.get("config"))["train"]["iterations"])
+    return int(counters["iteration"]) >= iterations or bool(counters.get("budget_spent"))
 
 
 def rating_jobs(arms: list[ArmSpec], out: Path, depths: list[int], sims: int) -> list[tuple[str, str, str]]:
@@ -286,7 +300,10 @@ def main(argv: list[str] | None = None) -> None:
     training = [
         Job(train_command(args.config, a, out, common), out / "logs" / f"train-{a.name}.log", c, cpu_file(out, a.name))
         for a, c in zip(arms, cores, strict=True)
+        if not run_is_finished(out / "runs" / a.name)
     ]
+    if len(training) < len(arms):
+        print(f"{len(arms) - len(training)} of {len(arms)} runs already finished: not started again", flush=True)
     run_all(training, len(arms))
     jobs = rating_jobs(arms, out, args.depths, args.sims)
     todo = [j for j in jobs if not (out / "rate" / f"{j[0]}-vs-{j[1]}" / "summary.json").is_file()]

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from tammi_rl.benchmarks.recipe_ab import (
     ArmResult,
@@ -19,6 +20,7 @@ from tammi_rl.benchmarks.recipe_ab import (
     rating_jobs,
     report,
     run_all,
+    run_is_finished,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,6 +81,17 @@ def test_cpu_seconds_add_up_over_the_sessions_of_a_run(tmp_path):
     assert float(path.read_text()) == 15.25
 
 
+def test_a_run_is_finished_when_its_iterations_are_done_or_its_budget_spent(tmp_path):
+    run = tmp_path / "run"
+    assert not run_is_finished(run)  # no checkpoint yet: it trains
+    ckpt = torch.load(ROOT / "checkpoints" / "russian.pt", weights_only=False)  # 1,331 of 2,000, budget spent
+    (run / "checkpoints").mkdir(parents=True)
+    for spent, iteration, finished in [(True, 1331, True), (False, 1331, False), (False, 2000, True)]:
+        ckpt["counters"].update(budget_spent=spent, iteration=iteration)
+        torch.save(ckpt, run / "checkpoints" / "latest.pt")
+        assert run_is_finished(run) is finished, (spent, iteration)
+
+
 BUSY_CHILD = """
 import multiprocessing as mp, os, time
 def spin():
@@ -134,5 +147,7 @@ def test_two_smoke_arms_train_rate_and_a_rerun_plays_nothing_again(tmp_path, cap
 
     main(argv)  # the runs are done and the ratings played: nothing is played again
     assert [p.stat().st_mtime_ns for p in summaries] == stamps
-    assert "0 of 3 matches to play" in capsys.readouterr().out
-    assert (out / "report.md").read_text() == text
+    printed = capsys.readouterr().out
+    assert "2 of 2 runs already finished: not started again" in printed
+    assert "0 of 3 matches to play" in printed
+    assert (out / "report.md").read_text() == text  # the CPU column too: no training process ran
