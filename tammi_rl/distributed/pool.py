@@ -25,7 +25,7 @@ import torch
 from tammi_rl.rules.errors import TammiError
 from tammi_rl.rules.position import Move, Position
 from tammi_rl.rules.results import GameResult
-from tammi_rl.selfplay.worker import GameRecord, SelfPlayResult
+from tammi_rl.selfplay.worker import END_KEYS, GameRecord, SelfPlayResult
 
 
 class WorkerDiedError(TammiError):
@@ -112,6 +112,7 @@ _SUMMED = (
     "send_seconds",
     "resign_playouts",
     "resign_false_positives",
+    *END_KEYS.values(),
 )
 _GAME_WEIGHTED = ("white_win", "draw", "black_win")
 

@@ -36,7 +36,7 @@ from tammi_rl.nn.runtime import make_runtime
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
 from tammi_rl.rules.position import Move, Position
-from tammi_rl.rules.results import GameResult
+from tammi_rl.rules.results import REASONS, GameResult
 from tammi_rl.selfplay.samples import (
     DRAW,
     LOSS,
@@ -47,6 +47,11 @@ from tammi_rl.selfplay.samples import (
     short_horizon_values,
     sparse_policy,
 )
+
+
+END_KEYS = {reason: f"ends_{reason}" for reason in REASONS}
+"""The stats key that counts the finished games ended by each `GameResult.reason` (the ply cap
+is ``adjudication``); TensorBoard shows each as a share of the games (``selfplay/end/REASON``)."""
 
 
 class StoredDecision(NamedTuple):
@@ -295,9 +300,11 @@ class SelfPlayWorker:
         reply_legal, reply_policy = [], []
         white = draw = black = 0
         false_pos = playouts = 0
+        ends = dict.fromkeys(END_KEYS.values(), 0.0)
         for slot in slots:
             result = slot.game.result
             assert result is not None  # only finished games are collected
+            ends[END_KEYS[result.reason]] += 1
             winner = result.winner
             white += winner == 0
             black += winner == 1
@@ -355,6 +362,7 @@ class SelfPlayWorker:
             "resign_false_positive_rate": false_pos / playouts if playouts else 0.0,
             "resign_playouts": float(playouts),
             "resign_false_positives": float(false_pos),
+            **ends,
             "mean_nn_batch": search.nn_positions / search.nn_calls if search.nn_calls else 0.0,
             "nn_time_share": search.nn_seconds / seconds if seconds > 0 else 0.0,
             "nn_seconds": search.nn_seconds,

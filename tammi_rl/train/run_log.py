@@ -10,7 +10,8 @@ Tags: ``loss/policy|value|total``, ``policy/entropy``, ``value/accuracy``, ``tra
 ``train/grad_norm``, ``train/learner_step``, ``train/wall_hours`` (the run's wall time
 over all its sessions), ``replay/size``, ``selfplay/*`` (games_per_s, positions_per_s,
 game_length, white_win, draw, black_win, resigned, resign_false_positive_rate,
-mean_nn_batch, nn_time_share), ``eval/score_vs_ab_d<N>``;
+mean_nn_batch, nn_time_share; ``selfplay/end/<reason>``: the share of the iteration's games
+that ended by each `GameResult.reason`), ``eval/score_vs_ab_d<N>``;
 text: ``config`` (resolved YAML) and ``selfplay/sample_game`` (PDN); the config also
 as hparams.
 """
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tammi_rl.selfplay.worker import END_KEYS
 
 # self-play stats key -> TensorBoard tag
 SELFPLAY_TAGS = {
@@ -47,6 +50,15 @@ LEARNER_TAGS = (
     "train/lr",
     "train/grad_norm",
 )
+
+
+def end_shares(stats: Mapping[str, float]) -> dict[str, float]:
+    """``selfplay/end/<reason>`` tag -> the share of the games in ``stats`` that ended so, from the
+    counts the workers keep (``ends_<reason>``); empty when no game finished."""
+    games = stats.get("games", 0.0)
+    if not games:
+        return {}
+    return {f"selfplay/end/{reason}": stats[key] / games for reason, key in END_KEYS.items() if key in stats}
 
 
 def eval_tag(depth: int) -> str:
@@ -104,6 +116,7 @@ class RunLogger:
 
     def selfplay(self, stats: Mapping[str, float], step: int) -> None:
         self.scalars({tag: stats[key] for key, tag in SELFPLAY_TAGS.items() if key in stats}, step)
+        self.scalars(end_shares(stats), step)
 
     def learner(self, metrics: Mapping[str, float], step: int) -> None:
         self.scalars({k: v for k, v in metrics.items() if k in LEARNER_TAGS}, step)

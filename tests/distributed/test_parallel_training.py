@@ -110,6 +110,8 @@ def test_merge_stats_sums_counts_and_weights_rates():
         "nn_positions": 20,
         "resign_playouts": 1,
         "resign_false_positives": 1,
+        "ends_no_moves": 1,
+        "ends_adjudication": 1,
     }
     b = {
         "games": 6,
@@ -123,11 +125,14 @@ def test_merge_stats_sums_counts_and_weights_rates():
         "nn_positions": 60,
         "resign_playouts": 3,
         "resign_false_positives": 0,
+        "ends_no_moves": 2,
+        "ends_resignation": 4,
     }
     m = merge_stats([a, b], seconds=2.0)
     assert m["games"] == 8 and m["positions"] == 120 and m["positions_per_s"] == 60.0
     assert m["draw"] == 0.25 and m["mean_nn_batch"] == 4.0 and m["mean_game_length"] == 15.0
     assert m["nn_time_share"] == 0.5 and m["resign_false_positive_rate"] == 0.25 and m["worker_seconds"] == 8.0
+    assert (m["ends_no_moves"], m["ends_resignation"], m["ends_adjudication"], m["ends_repetition"]) == (3, 4, 1, 0)
 
 
 # --- the pool ------------------------------------------------------------------------------

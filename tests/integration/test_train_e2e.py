@@ -16,6 +16,7 @@ from support.tensorboard_log import scalar_steps, scalar_values
 
 from tammi_rl.config import load_config
 from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.results import REASONS
 from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint
 from tammi_rl.store.rundir import RunDirError
 from tammi_rl.train.replay import ReplayBuffer
@@ -79,6 +80,8 @@ def test_smoke_train_checkpoint_resume_eval(tmp_path):
     assert summary.counters.seconds > first_seconds  # the resume carries the first session's time on
     hours = scalar_values(run / "tb", "train/wall_hours")
     assert len(hours) == 3 and hours == sorted(hours) and hours[-1] * 3600 == pytest.approx(summary.counters.seconds)
+    ends = [scalar_values(run / "tb", f"selfplay/end/{reason}") for reason in REASONS]
+    assert [sum(shares) for shares in zip(*ends, strict=True)] == pytest.approx([1.0] * 3)  # every game, once
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == [
         "ckpt_000002.pt",
         "ckpt_000003.pt",

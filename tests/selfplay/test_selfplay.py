@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from tammi_rl.env.observation import ObservationEncoder
 from tammi_rl.legacy import upgrade_selfplay_state
 from tammi_rl.rules.engine import Rules
 from tammi_rl.selfplay.samples import MAX_LEGAL, policy_surprise, short_horizon_values
-from tammi_rl.selfplay.worker import SelfPlayWorker, StoredDecision, opponent_replies
+from tammi_rl.selfplay.worker import END_KEYS, SelfPlayWorker, StoredDecision, opponent_replies
 from tammi_rl.store.checkpoint import from_plain, to_plain
 
 
@@ -47,6 +48,10 @@ def test_play_returns_finished_games_and_keeps_the_batch_full():
     stored = {tuple(row) for row in result.samples.legal}
     assert {tuple(row) for row in result.samples.reply_legal[has_reply]} <= stored
     np.testing.assert_allclose(result.samples.reply_policy[has_reply].sum(1), 1.0, rtol=1e-5)
+    # How the games ended: one count per reason, each game counted once under its own.
+    ended = {reason: result.stats[key] for reason, key in END_KEYS.items() if result.stats[key]}
+    assert ended == dict(Counter(g.result.reason for g in result.games))
+    assert sum(result.stats[key] for key in END_KEYS.values()) == result.stats["games"] == len(result.games)
 
 
 def record(move: int, first_hop: bool, tag: int) -> StoredDecision:

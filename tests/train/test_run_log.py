@@ -1,11 +1,12 @@
-"""The run's TensorBoard log: a resumed session's events are read after the earlier ones."""
+"""The run's TensorBoard log: a resumed session's events are read after the earlier ones; self-play
+stats become fixed tags."""
 
 import time
 from pathlib import Path
 
-from support.tensorboard_log import scalar_steps
+from support.tensorboard_log import scalar_steps, scalar_values
 
-from tammi_rl.train.run_log import RunLogger, event_file_second
+from tammi_rl.train.run_log import RunLogger, end_shares, event_file_second
 
 
 def log_session(tb_dir: Path, steps: range, purge_step: int | None) -> None:
@@ -44,3 +45,20 @@ def test_a_clock_set_back_is_not_waited_out(tmp_path: Path) -> None:
     start = time.monotonic()
     RunLogger(tmp_path).writer.close()
     assert time.monotonic() - start < 10  # the cap (2 s) and TensorBoard's import, not an hour
+
+
+def test_self_play_ends_are_logged_as_shares_of_the_games(tmp_path: Path) -> None:
+    stats = {"games": 8.0, "draw": 0.25, "ends_no_moves": 5.0, "ends_repetition": 2.0, "ends_adjudication": 1.0}
+    shares = end_shares(stats)
+    assert shares == {
+        "selfplay/end/no_moves": 0.625,
+        "selfplay/end/repetition": 0.25,
+        "selfplay/end/adjudication": 0.125,
+    }
+    assert end_shares({"games": 0.0, "ends_no_moves": 0.0}) == {}  # no game finished: nothing to share
+    logger = RunLogger(tmp_path, purge_step=None)
+    logger.selfplay(stats, 3)
+    logger.writer.close()
+    assert scalar_steps(tmp_path, "selfplay/end/repetition") == [3]
+    assert scalar_values(tmp_path, "selfplay/end/repetition") == [0.25]
+    assert scalar_steps(tmp_path, "selfplay/draw") == [3]
