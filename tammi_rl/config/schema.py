@@ -162,6 +162,13 @@ class MCTSConfig:
         "legal capture) without a network call, so every simulation's evaluation lands on a position "
         "with a real choice. The agent's own search outside self-play follows eval.play_forced_hops.",
     )
+    repetition_draws: bool = setting(
+        False,
+        "In self-play trees, score a position that repeats one on its path, or one the game has "
+        "already seen since its last capture or man move, as a draw (one cycle before the threefold "
+        "rule, as alpha-beta does), instead of searching on as if the game went on. The agent's own "
+        "search outside self-play follows eval.repetition_draws.",
+    )
 
 
 @dataclass
@@ -444,12 +451,22 @@ class EvalConfig:
         "The agent's search outside self-play (as eval.algorithm) plays hops that have no alternative "
         "without a network call, so each of its simulations is spent on a position with a choice.",
     )
+    repetition_draws: bool = setting(
+        False,
+        "The agent's search outside self-play (as eval.algorithm) scores a position that repeats one "
+        "on its path, or one the game has already seen since its last capture or man move, as a draw.",
+    )
     gating: GatingConfig = section(GatingConfig, "SPRT gating of the self-play network (off by default).")
 
     def play_search(self, mcts: MCTSConfig) -> MCTSConfig:
         """``mcts`` (the self-play search) with this section's play settings: the search the
         trained agent uses in matches, `tammi-rl eval` and player specs."""
-        return dataclasses.replace(mcts, algorithm=self.algorithm, play_forced_hops=self.play_forced_hops)
+        return dataclasses.replace(
+            mcts,
+            algorithm=self.algorithm,
+            play_forced_hops=self.play_forced_hops,
+            repetition_draws=self.repetition_draws,
+        )
 
 
 @dataclass

@@ -73,6 +73,9 @@ class RootState:
     three_kings: int = 0
     repetition: int = 1
     """Occurrences of this position so far, this one included."""
+    history: tuple[tuple[int, int, int, int, int], ...] = ()
+    """The game's positions before this one since its last irreversible move, oldest first, as
+    ``board``: what the search needs to score a repetition as a draw (``mcts.repetition_draws``)."""
 
     @classmethod
     def of_game(cls, game: Game) -> RootState:
@@ -85,6 +88,7 @@ class RootState:
             kings_only=c.kings_only_plies,
             three_kings=c.three_kings_plies,
             repetition=c.repetitions,
+            history=tuple(p.as_int64() for p in game.reversible_history()),
         )
 
 
@@ -216,7 +220,13 @@ class BatchedSearch:
         self.edges_per_node = edges_per_node
         self.tables = tm.build_tables(rules, max_plies=None)  # the length cap is not applied in the tree
         self.params = tr.search_params(
-            cfg.c_puct, cfg.gumbel_c_visit, cfg.gumbel_c_scale, cfg.play_forced_hops, cfg.fpu_reduction, virtual_value
+            cfg.c_puct,
+            cfg.gumbel_c_visit,
+            cfg.gumbel_c_scale,
+            cfg.play_forced_hops,
+            cfg.fpu_reduction,
+            virtual_value,
+            cfg.repetition_draws,
         )
         self.forced_per_simulation = FORCED_NODES_PER_SIMULATION if cfg.play_forced_hops else 0
         n_nodes, n_edges = tr.pool_sizes(max_simulations, edges_per_node, self.forced_per_simulation)
@@ -268,7 +278,7 @@ class BatchedSearch:
         states = np.full((self.max_trees, tr.R_COUNT), -1, np.int64)
         for t, root in enumerate(roots):
             counters = (root.no_progress, root.kings_only, root.three_kings)
-            tr.write_root(states[t], root.board[:4], root.board[4], root.path, counters, root.repetition)
+            tr.write_root(states[t], root.board[:4], root.board[4], root.path, counters, root.repetition, root.history)
         tr.init_roots(self.nodes_i, self.nodes_f, self.edges_i, self.trees_i, states)
         schedules = np.zeros((self.max_trees, min(most, self.max_simulations) + 1), np.int64)
         self.trees_i[:, tr.TI_HORIZON] = schedules.shape[1]

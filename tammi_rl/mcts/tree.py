@@ -53,9 +53,16 @@ through when a simulation creates a node (`_play_forced_hops`, ``params[SP_FORCE
 the simulation's network call goes to the next node with a choice, so a tree of S
 simulations can hold more than S nodes.
 
-Simplifications, stated: repetition draws are not detected inside the tree (the root
-knows the real repetition count, shown in its planes); the length cap is not applied
-inside the tree.
+REPETITION inside the tree (``params[SP_REPETITION_DRAWS]``, off by default): a new node
+whose position (board and side to move, at the start of a turn) already stands on its path
+from the root, or among the game's positions before the root since the last irreversible
+move (the root's history, `write_root`), is a terminal draw. That is one cycle earlier than
+the threefold rule, as alpha-beta searches (`tammi_rl.alphabeta.core`): whoever can repeat
+once can repeat again, so the search learns that a line which goes round in circles is a
+draw, where without it the tree values it as if the game went on. Off, the root knows the
+real repetition count (shown in its planes) and no node inside the tree does.
+
+Simplification, stated: the length cap is not applied inside the tree.
 """
 
 from __future__ import annotations
@@ -71,6 +78,10 @@ from tammi_rl.rules import movegen as mg
 from tammi_rl.rules import turn as tm
 
 N_COUNTERS = 3  # draw counters kept per node: no progress, kings only, three kings (plies)
+MAX_HISTORY = 64
+"""Positions before the root a search sees for repetition draws (the newest, when the game
+has more since its last irreversible move)."""
+HISTORY_FIELDS = 5  # a history position: 4 bitboards, then the side to move
 
 # --- node fields: nodes_i[tree, node, NI_*]; a multi-field value spans [NI_X, NI_X_END) ----
 NI_BOARD = 0  # white men, white kings, black men, black kings (bitboards) at the start of the turn
@@ -112,7 +123,10 @@ TI_REPETITION = 3  # occurrences of the root position so far (for the root's pla
 TI_N_LEAVES = 4  # walks (simulations) the last selection step made in this tree
 TI_BUDGET = 5  # simulations this search may make in the tree (the root's own evaluation included)
 TI_HORIZON = 6  # the pool keeps one node free for each simulation index below this (forced hops)
-TI_COUNT = 7
+TI_N_HISTORY = 7  # positions in the root's history (`write_root`)
+TI_HISTORY = 8  # MAX_HISTORY positions of HISTORY_FIELDS each (4 bitboards, side to move), oldest first
+TI_HISTORY_END = TI_HISTORY + MAX_HISTORY * HISTORY_FIELDS
+TI_COUNT = TI_HISTORY_END
 
 # --- the leaves of a step: leaves[tree, k, LI_*]; their planes and hops are row t * K + k ---
 LI_NODE = 0  # the leaf node
@@ -146,7 +160,8 @@ SP_FPU_REDUCTION = 2  # PUCT: unvisited children start at the node's value minus
 SP_C_VISIT = 3  # Gumbel sigma: (c_visit + max visits) * c_scale * q
 SP_C_SCALE = 4
 SP_VIRTUAL_VALUE = 5  # what a pending walk counts as for the player moving into the node (NaN: its mean)
-SP_COUNT = 6
+SP_REPETITION_DRAWS = 6  # 1: a position repeated on the path or from the root's history is a draw
+SP_COUNT = 7
 
 # --- root states: roots[tree, R_*] (`write_root`, `init_roots`) ----------------------------
 R_BOARD = 0  # as NI_BOARD
@@ -158,7 +173,10 @@ R_PATH_END = R_PATH + mg.MAX_PATH
 R_COUNTERS = R_PATH_END  # N_COUNTERS fields, as NI_COUNTERS
 R_COUNTERS_END = R_COUNTERS + N_COUNTERS
 R_REPETITION = R_COUNTERS_END
-R_COUNT = R_REPETITION + 1
+R_N_HISTORY = R_REPETITION + 1
+R_HISTORY = R_N_HISTORY + 1  # as TI_HISTORY
+R_HISTORY_END = R_HISTORY + MAX_HISTORY * HISTORY_FIELDS
+R_COUNT = R_HISTORY_END
 
 # --- workspace counters (`workspace`): the observation encoder's counters record ---------
 W_REPETITION = N_COUNTERS  # after the draw counters: occurrences of the position
@@ -227,10 +245,12 @@ def search_params(
     play_forced_hops: bool = False,
     fpu_reduction: float = 0.0,
     virtual_value: float = VIRTUAL_VALUE,
+    repetition_draws: bool = False,
 ) -> np.ndarray:
     """The float64 ``SP_*`` record of the search settings (each algorithm reads its own fields)."""
     p = np.zeros(SP_COUNT, np.float64)
     p[SP_VIRTUAL_VALUE] = virtual_value
+    p[SP_REPETITION_DRAWS] = 1.0 if repetition_draws else 0.0
     p[SP_FORCED] = 1.0 if play_forced_hops else 0.0
     p[SP_C_PUCT] = c_puct
     p[SP_FPU_REDUCTION] = fpu_reduction
@@ -239,10 +259,18 @@ def search_params(
 
 
 def write_root(
-    row: np.ndarray, board: Sequence[int], side: int, path: Sequence[int], counters: Sequence[int], repetition: int
+    row: np.ndarray,
+    board: Sequence[int],
+    side: int,
+    path: Sequence[int],
+    counters: Sequence[int],
+    repetition: int,
+    history: Sequence[Sequence[int]] = (),
 ) -> None:
     """Fill one int64 ``[R_COUNT]`` root record: ``board`` (4 bitboards), ``side`` to move, the
-    squares of this turn so far (``path``, start square first), the draw ``counters``, repetitions."""
+    squares of this turn so far (``path``, start square first), the draw ``counters``, repetitions,
+    and the ``history``: the game's positions before this one since its last irreversible move,
+    oldest first, each 4 bitboards and the side to move (the newest `MAX_HISTORY` are kept)."""
     row[R_BOARD:R_BOARD_END] = board
     row[R_SIDE] = side
     row[R_HOPS] = max(0, len(path) - 1)
@@ -250,6 +278,13 @@ def write_root(
     row[R_PATH : R_PATH + len(path)] = path
     row[R_COUNTERS:R_COUNTERS_END] = counters
     row[R_REPETITION] = repetition
+    kept = list(history)[-MAX_HISTORY:]
+    row[R_N_HISTORY] = len(kept)
+    row[R_HISTORY:R_HISTORY_END] = 0
+    for i, position in enumerate(kept):
+        if len(position) != HISTORY_FIELDS:
+            raise ValueError(f"a history position is 4 bitboards and the side to move, got {tuple(position)}")
+        row[R_HISTORY + i * HISTORY_FIELDS : R_HISTORY + (i + 1) * HISTORY_FIELDS] = position
 
 
 @njit(cache=True, inline="always")
@@ -286,7 +321,7 @@ def _alive_rows(nodes_i, t, node, tables, buf, alive):
 
 
 @njit(cache=True, _nrt=False)
-def _make_child(nodes_i, nodes_f, trees_i, t, parent, action, tables, buf, alive):
+def _make_child(nodes_i, nodes_f, trees_i, t, parent, action, params, tables, buf, alive):
     """Create the node reached from ``parent`` by hop ``action``; returns its index."""
     c = _new_node(nodes_i, nodes_f, trees_i, t, parent)
     hops = nodes_i[t, parent, NI_HOPS]
@@ -314,11 +349,54 @@ def _make_child(nodes_i, nodes_f, trees_i, t, parent, action, tables, buf, alive
     nodes_i[t, c, NI_HOPS] = 0
     nodes_i[t, c, NI_PATH] = -1
     n_next = tm.generate(board, 1 - side, tables, buf)
-    winner, _ = dr.decide(board, 1 - side, n_next, counters, 0, -1, tm.draw_params_of(tables))
+    dp = tm.draw_params_of(tables)
+    winner, _ = dr.decide(board, 1 - side, n_next, counters, 0, -1, dp)
+    repetition = params[SP_REPETITION_DRAWS] != 0.0 and dp[dr.DP_REPETITION] > 0
+    if winner == dr.ONGOING and repetition and _repeats(nodes_i, trees_i, t, c):
+        winner = dr.DRAWN
     if winner != dr.ONGOING:
         nodes_i[t, c, NI_TERMINAL] = 1
         nodes_f[t, c, NF_TERMINAL_VALUE] = 0.0 if winner == dr.DRAWN else (1.0 if winner == 0 else -1.0)
     return c
+
+
+@njit(cache=True, _nrt=False)
+def _same_position(board, side, other, other_side):
+    """Whether 4 bitboards and a side to move equal another 4 and side."""
+    same = side == other_side
+    for i in range(4):
+        same = same and board[i] == other[i]
+    return same
+
+
+@njit(cache=True, _nrt=False)
+def _repeats(nodes_i, trees_i, t, node):
+    """Whether ``node`` (at the start of a turn) repeats a position on its path from the root
+    or in the root's history. A capture cannot be undone, so the walk up the path stops at the
+    first turn start with more pieces on the board; the history already starts after the
+    game's last irreversible move."""
+    board = nodes_i[t, node, NI_BOARD:NI_BOARD_END]
+    side = nodes_i[t, node, NI_SIDE]
+    pieces = 0
+    for i in range(4):
+        pieces += mg.popcount(board[i])
+    up = nodes_i[t, node, NI_PARENT]
+    while up >= 0:
+        if nodes_i[t, up, NI_HOPS] == 0:
+            other = nodes_i[t, up, NI_BOARD:NI_BOARD_END]
+            if _same_position(board, side, other, nodes_i[t, up, NI_SIDE]):
+                return True
+            total = 0
+            for i in range(4):
+                total += mg.popcount(other[i])
+            if total != pieces:
+                return False  # a capture lies between: nothing before it can repeat
+        up = nodes_i[t, up, NI_PARENT]
+    for h in range(trees_i[t, TI_N_HISTORY]):
+        at = TI_HISTORY + h * HISTORY_FIELDS
+        if _same_position(board, side, trees_i[t, at : at + 4], trees_i[t, at + 4]):
+            return True
+    return False
 
 
 @njit(cache=True, inline="always")
@@ -353,7 +431,9 @@ def node_visits(nodes_i, t, node):
 
 
 @njit(cache=True, _nrt=False)
-def _play_forced_hops(nodes_i, nodes_f, edges_i, edges_f, trees_i, t, node, tables, buf, alive, hops_out, spare):
+def _play_forced_hops(
+    nodes_i, nodes_f, edges_i, edges_f, trees_i, t, node, params, tables, buf, alive, hops_out, spare
+):
     """From a new node, follow hops that have no alternative (the rest of a capture chain, the
     only legal capture) and return the first node with a real choice, or a terminal node.
 
@@ -377,7 +457,7 @@ def _play_forced_hops(nodes_i, nodes_f, edges_i, edges_f, trees_i, t, node, tabl
         edges_f[t, first, EF_PRIOR] = 1.0
         nodes_i[t, node, NI_FIRST_EDGE] = first
         nodes_i[t, node, NI_N_EDGES] = 1
-        child = _make_child(nodes_i, nodes_f, trees_i, t, node, hops_out[0], tables, buf, alive)
+        child = _make_child(nodes_i, nodes_f, trees_i, t, node, hops_out[0], params, tables, buf, alive)
         edges_i[t, first, EI_CHILD] = child
         node = child
         spare -= 1
@@ -447,7 +527,7 @@ def _cache_find(cache, key, h):
 @njit(cache=True)
 def init_roots(nodes_i, nodes_f, edges_i, trees_i, roots):
     """Reset each active tree to a single unexpanded root; ``roots[t]``: int64 ``[R_COUNT]``
-    (`write_root`: board, side, hops, path prefix, draw counters, repetitions)."""
+    (`write_root`: board, side, hops, path prefix, draw counters, repetitions, history)."""
     for t in range(nodes_i.shape[0]):
         if trees_i[t, TI_ACTIVE] == 0:
             continue
@@ -460,6 +540,8 @@ def init_roots(nodes_i, nodes_f, edges_i, trees_i, roots):
         _copy_into(nodes_i[t, r, NI_PATH:NI_PATH_END], roots[t, R_PATH:R_PATH_END])
         _copy_into(nodes_i[t, r, NI_COUNTERS:NI_COUNTERS_END], roots[t, R_COUNTERS:R_COUNTERS_END])
         trees_i[t, TI_REPETITION] = roots[t, R_REPETITION]
+        trees_i[t, TI_N_HISTORY] = roots[t, R_N_HISTORY]
+        _copy_into(trees_i[t, TI_HISTORY:TI_HISTORY_END], roots[t, R_HISTORY:R_HISTORY_END])
 
 
 @njit(cache=True, inline="always")
@@ -518,7 +600,7 @@ def select_leaves(
                 child = edges_i[t, slot, EI_CHILD]
                 if child < 0:
                     child = _make_child(
-                        nodes_i, nodes_f, trees_i, t, node, edges_i[t, slot, EI_ACTION], tables, buf, alive
+                        nodes_i, nodes_f, trees_i, t, node, edges_i[t, slot, EI_ACTION], params, tables, buf, alive
                     )
                     edges_i[t, slot, EI_CHILD] = child
                     node = child
@@ -533,6 +615,7 @@ def select_leaves(
                             trees_i,
                             t,
                             node,
+                            params,
                             tables,
                             buf,
                             alive,

@@ -53,7 +53,15 @@ def load_network(checkpoint: str | Path, rules: Rules | None = None) -> SavedNet
     play_forced_hops = config["eval"]["play_forced_hops"]
     if not isinstance(play_forced_hops, bool):
         raise CheckpointError(f"{path}: eval.play_forced_hops must be true or false, got {play_forced_hops!r}")
-    play = dataclasses.replace(EvalConfig(), algorithm=play_algorithm, play_forced_hops=play_forced_hops)
+    repetition_draws = config["eval"].get("repetition_draws", EvalConfig().repetition_draws)
+    if not isinstance(repetition_draws, bool):
+        raise CheckpointError(f"{path}: eval.repetition_draws must be true or false, got {repetition_draws!r}")
+    play = dataclasses.replace(
+        EvalConfig(),
+        algorithm=play_algorithm,
+        play_forced_hops=play_forced_hops,
+        repetition_draws=repetition_draws,
+    )
     try:
         network = NetworkConfig(**ckpt["network"])
         mcts = play.play_search(MCTSConfig(**config["mcts"]))

@@ -6,8 +6,9 @@
 Player spec: ``mcts:checkpoint=PATH`` or ``mcts:model=VARIANT`` (a shipped model), then
 ``[,sims=N,time=SECONDS,batch=K,cache=SLOTS,algorithm=gumbel|puct,device=auto,``
 ``runtime=auto|torch|onnx|onnx-int8,threads=T,name=...]`` and the search constants
-``c_puct=F`` (PUCT), ``c_visit=F``, ``c_scale=F``, ``max_actions=N`` (Gumbel), which replace
-the checkpoint's own settings; the network runs on `tammi_rl.nn.runtime`, one thread by
+``c_puct=F`` (PUCT), ``c_visit=F``, ``c_scale=F``, ``max_actions=N`` (Gumbel),
+``forced=on|off``, ``fpu=F``, ``repetition=on|off`` (a repeated position is a draw in the
+tree), which replace the checkpoint's own settings; the network runs on `tammi_rl.nn.runtime`, one thread by
 default (a player's ``auto`` is 8-bit ONNX Runtime on the CPU, `PLAYER_CPU_RUNTIME`, and
 torch on a GPU).
 
@@ -275,6 +276,7 @@ SEARCH_OPTIONS: dict[str, tuple[str, Callable[[str, str, str], Any]]] = {
     "max_actions": ("gumbel_max_actions", _at_least_one),
     "forced": ("play_forced_hops", switch_option),
     "fpu": ("fpu_reduction", nonnegative_option),
+    "repetition": ("repetition_draws", switch_option),
 }
 """Spec options that set a search constant: spec key -> (`MCTSConfig` field, parser of the
 value, called as ``parser(spec, key, value)``)."""

@@ -48,7 +48,6 @@ from tammi_rl.selfplay.samples import (
     sparse_policy,
 )
 
-
 END_KEYS = {reason: f"ends_{reason}" for reason in REASONS}
 """The stats key that counts the finished games ended by each `GameResult.reason` (the ply cap
 is ``adjudication``); TensorBoard shows each as a share of the games (``selfplay/end/REASON``)."""
