@@ -215,6 +215,9 @@ def upgrade_checkpoint_config(config: object) -> dict[str, Any]:
       that lacks every key;
     - runs from before ``eval.algorithm``: the agent plays PUCT;
     - runs from before ``eval.play_forced_hops``: the agent searches every hop (off).
+
+    Runs from before ``eval.repetition_draws`` are not pinned to its old behaviour: they play
+    with today's default, as it changes how the agent searches, not what it learned.
     """
     data: dict[str, Any] = upgrade_saved_config(config if isinstance(config, dict) else {})
     for section in ("train", "mcts", "eval"):

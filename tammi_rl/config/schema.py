@@ -452,9 +452,10 @@ class EvalConfig:
         "without a network call, so each of its simulations is spent on a position with a choice.",
     )
     repetition_draws: bool = setting(
-        False,
+        True,
         "The agent's search outside self-play (as eval.algorithm) scores a position that repeats one "
-        "on its path, or one the game has already seen since its last capture or man move, as a draw.",
+        "on its path, or one the game has already seen since its last capture or man move, as a draw "
+        "(russian.pt at 800 simulations: +0.015 against alpha-beta depths 6 and 8, 100 paired games each).",
     )
     gating: GatingConfig = section(GatingConfig, "SPRT gating of the self-play network (off by default).")
 

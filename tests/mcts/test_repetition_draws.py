@@ -128,11 +128,12 @@ def test_history_is_capped_at_its_newest_positions():
 
 def test_the_switch_reaches_the_search_from_config_and_player_spec(russian):
     assert MCTSConfig().repetition_draws is False  # the self-play recipe as measured
+    assert EvalConfig().repetition_draws is True  # the agent's play: measured, and on
     play = EvalConfig(repetition_draws=True).play_search(MCTSConfig())
     assert play.repetition_draws is True
     s = BatchedSearch(russian, play, max_trees=1, max_simulations=8)
     assert s.params[tr.SP_REPETITION_DRAWS] == 1.0
-    agent = parse_player_spec("mcts:model=russian,sims=8,repetition=on", russian)
+    agent = parse_player_spec("mcts:model=russian,sims=8", russian)  # from before the key: today's default
     assert agent.search.params[tr.SP_REPETITION_DRAWS] == 1.0
     agent = parse_player_spec("mcts:model=russian,sims=8,repetition=off", russian)
     assert agent.search.params[tr.SP_REPETITION_DRAWS] == 0.0
