@@ -78,8 +78,9 @@ class RootState:
     ``board``: what the search needs to score a repetition as a draw (``mcts.repetition_draws``)."""
 
     @classmethod
-    def of_game(cls, game: Game) -> RootState:
-        """The search root of ``game`` now (mid-chain: after the hops played)."""
+    def of_game(cls, game: Game, history: bool = True) -> RootState:
+        """The search root of ``game`` now (mid-chain: after the hops played); without
+        ``history`` (a search that ignores repetition) the game's earlier positions are left out."""
         c = game.counters()
         return cls(
             board=game.position.as_int64(),
@@ -88,7 +89,7 @@ class RootState:
             kings_only=c.kings_only_plies,
             three_kings=c.three_kings_plies,
             repetition=c.repetitions,
-            history=tuple(p.as_int64() for p in game.reversible_history()),
+            history=tuple(p.as_int64() for p in game.reversible_history()) if history else (),
         )
 
 

@@ -182,7 +182,7 @@ class MCTSPlayer:
         ``simulations`` (default: the player's) until ``deadline`` (`time.perf_counter` seconds)
         or ``should_stop()``."""
         results = self.search.run(
-            [RootState.of_game(game)],
+            [RootState.of_game(game, self.cfg.repetition_draws)],
             self.evaluate,
             simulations or self.budget(),
             explore=False,

@@ -249,7 +249,7 @@ class SelfPlayWorker:
                 sims = self.simulations if full_step else self._cheap_simulations()
                 greedy = np.array([len(s.game.moves) >= cfg.temperature_plies for s in searching])
                 results = self.search.run(
-                    [RootState.of_game(s.game) for s in searching],
+                    [RootState.of_game(s.game, self.cfg.mcts.repetition_draws) for s in searching],
                     self.evaluate,
                     sims,
                     explore=True,

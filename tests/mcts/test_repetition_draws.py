@@ -51,6 +51,7 @@ def test_the_root_carries_the_games_reversible_history(russian):
     assert root.repetition == 2
     assert root.history == tuple(p.as_int64() for p in game.positions[:-1])  # no irreversible move yet
     assert root.history[0] == root.board  # the start position, which stands here again
+    assert RootState.of_game(game, history=False).history == ()  # for a search blind to repetition
     game.play(parse_move(russian, game.position, "g1-h2"))  # a man move: nothing before it can repeat
     assert RootState.of_game(game).history == ()
 
