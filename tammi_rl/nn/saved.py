@@ -50,17 +50,11 @@ def load_network(checkpoint: str | Path, rules: Rules | None = None) -> SavedNet
     play_algorithm = config["eval"]["algorithm"]
     if play_algorithm not in SEARCH_ALGORITHMS:
         raise CheckpointError(f"{path}: eval.algorithm {play_algorithm!r} is not one of {', '.join(SEARCH_ALGORITHMS)}")
-    play_forced_hops = config["eval"]["play_forced_hops"]
-    if not isinstance(play_forced_hops, bool):
-        raise CheckpointError(f"{path}: eval.play_forced_hops must be true or false, got {play_forced_hops!r}")
-    repetition_draws = config["eval"].get("repetition_draws", EvalConfig().repetition_draws)
-    if not isinstance(repetition_draws, bool):
-        raise CheckpointError(f"{path}: eval.repetition_draws must be true or false, got {repetition_draws!r}")
     play = dataclasses.replace(
         EvalConfig(),
         algorithm=play_algorithm,
-        play_forced_hops=play_forced_hops,
-        repetition_draws=repetition_draws,
+        play_forced_hops=_play_switch(config["eval"], "play_forced_hops", path),
+        repetition_draws=_play_switch(config["eval"], "repetition_draws", path),
     )
     try:
         network = NetworkConfig(**ckpt["network"])
@@ -70,3 +64,12 @@ def load_network(checkpoint: str | Path, rules: Rules | None = None) -> SavedNet
     model = build_model(rules, network)
     load_model_weights(model, ckpt, path)
     return SavedNetwork(path, rules, model.eval(), network, mcts, ckpt)
+
+
+def _play_switch(eval_section: dict[str, Any], key: str, path: Path) -> bool:
+    """The on/off play setting ``eval.<key>`` of a checkpoint's config; a checkpoint saved
+    before the setting existed plays with today's default."""
+    value = eval_section.get(key, getattr(EvalConfig(), key))
+    if not isinstance(value, bool):
+        raise CheckpointError(f"{path}: eval.{key} must be true or false, got {value!r}")
+    return value

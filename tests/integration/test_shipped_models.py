@@ -151,6 +151,33 @@ def test_a_checkpoint_plays_forced_hops_through_when_its_run_says_so(tmp_path, r
         forced(planted("yes", "yes"))
 
 
+@pytest.mark.slow
+def test_a_checkpoint_plays_with_repetition_draws_unless_its_run_turned_them_off(tmp_path, russian):
+    """eval.repetition_draws is the agent's: on by default, also for runs from before the key;
+    a run's `false` is kept, and anything but true or false names the file and the key."""
+    from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint
+
+    def planted(name: str, value: object) -> Path:
+        path = plant(tmp_path, name, "russian", russian)
+        ckpt = load_checkpoint(path)
+        if value is None:
+            ckpt["config"]["eval"].pop("repetition_draws", None)  # a run from before the key existed
+        else:
+            ckpt["config"]["eval"]["repetition_draws"] = value
+        save_checkpoint(path, ckpt)
+        return path
+
+    def repetition(path: Path) -> bool:
+        return parse_player_spec(f"mcts:checkpoint={path},sims=4", russian).cfg.repetition_draws
+
+    assert repetition(planted("older", None)) is True
+    assert repetition(planted("off", False)) is False
+    with pytest.raises(
+        (PlayerSpecError, CheckpointError), match=r"maybe\.pt.*eval\.repetition_draws must be true or false"
+    ):
+        repetition(planted("maybe", 1))
+
+
 def test_a_shipped_model_of_another_variant_is_refused(models, english):
     from tammi_rl.store.checkpoint import CheckpointError
 
