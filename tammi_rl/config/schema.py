@@ -447,9 +447,12 @@ class EvalConfig:
         choices=SEARCH_ALGORITHMS,
     )
     play_forced_hops: bool = setting(
-        False,
+        True,
         "The agent's search outside self-play (as eval.algorithm) plays hops that have no alternative "
-        "without a network call, so each of its simulations is spent on a position with a choice.",
+        "without a network call, so each of its simulations is spent on a position with a choice: "
+        "self-play stores no position with one legal hop, so the network never learned to value one "
+        "(the shipped models at 800 simulations, 100 paired games each: +0.065 a game over Russian, "
+        "Turkish, Italian and English against alpha-beta).",
     )
     repetition_draws: bool = setting(
         True,

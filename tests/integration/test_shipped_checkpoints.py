@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tammi_rl.config import NetworkConfig, config_from_dict, load_config
+from tammi_rl.config import EvalConfig, NetworkConfig, config_from_dict, load_config
 from tammi_rl.eval.match import run_match
 from tammi_rl.nn.model import build_model
 from tammi_rl.nn.saved import load_network
@@ -76,3 +76,12 @@ def test_shipped_model_beats_the_random_player(name: str) -> None:
     agent = parse_player_spec(f"mcts:model={name},sims=8", rules)
     result = run_match(rules, agent, RandomPlayer(seed=7), games=4, seed=0)
     assert result.losses == 0 and result.score >= 0.75, result.summary()
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_model_plays_with_todays_play_settings(name: str) -> None:
+    """A shipped model searches as a model trained today would: forced hops played through
+    without a network call, repetitions scored as draws (the settings its card was rated with)."""
+    player = parse_player_spec(f"mcts:model={name},sims=8", Rules.for_variant(name))
+    assert player.cfg.play_forced_hops is EvalConfig().play_forced_hops is True
+    assert player.cfg.repetition_draws is EvalConfig().repetition_draws is True

@@ -78,7 +78,7 @@ def test_player_spec_sets_search_constants_over_the_checkpoints(models, russian)
     assert (tuned.cfg.gumbel_c_visit, tuned.cfg.gumbel_max_actions) == (20.0, 4)
     assert tuned.cfg.temperature == saved.temperature and saved.c_puct != 2.5  # the rest stays the checkpoint's
     assert tuned.search.params[1] == 2.5  # the compiled search reads the new constant
-    assert not saved.play_forced_hops and saved.fpu_reduction == 0.0  # checkpoints from before the keys: defaults
+    assert saved.play_forced_hops and saved.fpu_reduction == 0.0  # a new run's play defaults
     switched = parse_player_spec("mcts:model=russian,sims=8,forced=off,fpu=0.3", russian)
     assert (switched.cfg.play_forced_hops, switched.cfg.fpu_reduction) == (False, 0.3)
     assert (switched.search.params[tr.SP_FORCED], switched.search.params[tr.SP_FPU_REDUCTION]) == (0.0, 0.3)
@@ -122,8 +122,8 @@ def test_a_checkpoint_plays_with_its_runs_eval_algorithm(tmp_path, russian):
 
 @pytest.mark.slow
 def test_a_checkpoint_plays_forced_hops_through_when_its_run_says_so(tmp_path, russian):
-    """eval.play_forced_hops is the agent's (default off, also for runs from before the key);
-    mcts.play_forced_hops is self-play's and does not reach the player."""
+    """eval.play_forced_hops is the agent's (on for new runs; off for runs from before the key,
+    as they were rated); mcts.play_forced_hops is self-play's and does not reach the player."""
     from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint
 
     def planted(name: str, value: object) -> Path:
