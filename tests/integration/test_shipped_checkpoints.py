@@ -81,7 +81,7 @@ def test_shipped_model_beats_the_random_player(name: str) -> None:
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_model_plays_with_todays_play_settings(name: str) -> None:
     """A shipped model searches as a model trained today would: forced hops played through
-    without a network call, repetitions scored as draws (the settings its card was rated with)."""
+    without a network call, repetitions scored as draws (the settings its current ratings used)."""
     player = parse_player_spec(f"mcts:model={name},sims=8", Rules.for_variant(name))
     assert player.cfg.play_forced_hops is EvalConfig().play_forced_hops is True
     assert player.cfg.repetition_draws is EvalConfig().repetition_draws is True
