@@ -34,10 +34,11 @@ import numpy as np
 import torch
 
 from tammi_rl.config import SEARCH_ALGORITHMS, MCTSConfig
-from tammi_rl.mcts.search import BatchedSearch, MCTSResult, RootState
+from tammi_rl.mcts.search import BatchedSearch, Evaluator, MCTSResult, RootState
 from tammi_rl.nn.model import resolve_device
 from tammi_rl.nn.runtime import RUNTIMES, make_runtime, resolve_runtime
 from tammi_rl.nn.saved import load_network
+from tammi_rl.nn.symmetry import MirrorAveraged, mirror_for
 from tammi_rl.players.analysis_common import continuing_moves
 from tammi_rl.players.spec import (
     PlayerSpecError,
@@ -123,6 +124,7 @@ class MCTSPlayer:
         leaves_per_call: int = LEAVES_PER_CALL,
         cache_slots: int = CACHE_SLOTS,
         simulations_cap: int | None = None,
+        mirror: bool = False,
     ) -> None:
         if time_s is not None and not time_s > 0:
             raise ValueError(f"time_s must be > 0 seconds, got {time_s}")
@@ -138,7 +140,12 @@ class MCTSPlayer:
         if runtime == "auto" and self.device.type == "cpu":
             runtime = PLAYER_CPU_RUNTIME
         self.runtime = make_runtime(self.model, self.device, runtime, threads)
-        self.evaluate = self.runtime.evaluate
+        self.evaluate: Evaluator = self.runtime.evaluate
+        if mirror:
+            board_mirror = mirror_for(rules)
+            if board_mirror is None:
+                raise ValueError(f"mirror: the {rules.variant.name} board has no left-right symmetry")
+            self.evaluate = MirrorAveraged(self.evaluate, board_mirror)
         self.rng = np.random.default_rng(seed)
         self.warm_up()
         if name is None:
@@ -230,6 +237,7 @@ def load_agent(
     leaves_per_call: int = LEAVES_PER_CALL,
     cache_slots: int = CACHE_SLOTS,
     simulations_cap: int | None = None,
+    mirror: bool = False,
 ) -> MCTSPlayer:
     """An `MCTSPlayer` with the network of a checkpoint file or run directory.
 
@@ -256,6 +264,7 @@ def load_agent(
         leaves_per_call=leaves_per_call,
         cache_slots=cache_slots,
         simulations_cap=simulations_cap,
+        mirror=mirror,
     )
 
 
@@ -310,7 +319,20 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
     reject_unknown(
         spec,
         options,
-        {"checkpoint", "model", "sims", "time", "batch", "cache", "algorithm", "device", "runtime", "threads", "name"}
+        {
+            "checkpoint",
+            "model",
+            "sims",
+            "time",
+            "batch",
+            "cache",
+            "algorithm",
+            "device",
+            "runtime",
+            "threads",
+            "mirror",
+            "name",
+        }
         | set(SEARCH_OPTIONS),
     )
     if ("checkpoint" in options) == ("model" in options):
@@ -357,6 +379,11 @@ def make_mcts_player(rules: Rules, options: dict[str, str], spec: str) -> MCTSPl
     if "name" not in options and time_s is not None:
         name = f"{name or 'mcts:' + Path(checkpoint).name},time={time_s:g}"
     cap = sims if "sims" in options and time_s is not None else None
+    mirror = switch_option(spec, "mirror", options["mirror"]) if "mirror" in options else False
+    if mirror and mirror_for(rules) is None:
+        raise PlayerSpecError(
+            f"player spec {spec!r}: mirror=on, but the {rules.variant.name} board has no mirror symmetry"
+        )
     return load_agent(
-        rules, checkpoint, sims, device, algorithm, name, runtime, threads, search, time_s, batch, cache, cap
+        rules, checkpoint, sims, device, algorithm, name, runtime, threads, search, time_s, batch, cache, cap, mirror
     )
