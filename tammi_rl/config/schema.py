@@ -322,6 +322,12 @@ class TrainConfig:
         min=0.0,
         max=1.0,
     )
+    mirror_samples: bool = setting(
+        False,
+        "Train each sample mirrored left to right with probability 1/2 (planes, hops and "
+        "ownership), as AlphaGo Zero trained on Go's symmetries; only for a board with that "
+        "symmetry (Turkish), an error on any other.",
+    )
     soft_policy_weight: float = setting(
         8.0,
         "Weight of the soft-policy loss when network.soft_policy is on: the cross-entropy of the "

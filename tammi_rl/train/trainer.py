@@ -47,20 +47,23 @@ import torch
 
 from tammi_rl.config import Config, load_config
 from tammi_rl.config.cores import split_cores
+from tammi_rl.config.fields import ConfigError
 from tammi_rl.config.simulations import SimulationSchedule
 from tammi_rl.distributed import ray_backend
 from tammi_rl.distributed.pool import WorkerPool, merge_stats
 from tammi_rl.distributed.processes import ProcessPool
 from tammi_rl.env.observation import ObservationEncoder
 from tammi_rl.nn.model import build_model, resolve_device
+from tammi_rl.nn.symmetry import mirror_for
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.pdn import PdnGame, games_to_pdn
 from tammi_rl.selfplay.worker import GameRecord, SelfPlayResult, SelfPlayWorker
 from tammi_rl.store.checkpoint import capture_rng, make_checkpoint
 from tammi_rl.store.rundir import RunDir, open_run
+from tammi_rl.train.augment import MirroredSamples
 from tammi_rl.train.budget import WallClockBudget
 from tammi_rl.train.ladder import evaluate_vs_alphabeta, gate_vs_incumbent
-from tammi_rl.train.learner import Learner
+from tammi_rl.train.learner import Learner, SampleSource
 from tammi_rl.train.pacing import ReplayRatio
 from tammi_rl.train.replay import ReplayBuffer
 from tammi_rl.train.resume import resume
@@ -262,6 +265,9 @@ class Trainer:
         self.learner = Learner(build_model(self.rules, cfg.network), cfg.train, self.device)
         self.replay = ReplayBuffer(cfg.replay.capacity, self.obs_shape, self.rules.geometry.n_squares)
         self.sample_rng = np.random.default_rng(cfg.seed + 1)
+        self.mirror = mirror_for(self.rules) if cfg.train.mirror_samples else None
+        if cfg.train.mirror_samples and self.mirror is None:
+            raise ConfigError(f"train.mirror_samples: the {cfg.variant} board has no left-right symmetry; set it false")
         self.pace = ReplayRatio(cfg.train.replay_ratio, cfg.train.batch_size, cfg.replay.min_samples)
         self.simulation_schedule = SimulationSchedule.of(cfg.mcts)
         """Self-play's simulations a full search as the run goes on (``mcts.progressive_from``)."""
@@ -416,7 +422,7 @@ class Trainer:
         if steps:
             self.learner.set_progress(1.0 if self.final else self.progress(it, cfg.selfplay.games_per_iteration))
             with meter.timing("learner"):
-                metrics = self.learner.train(self.replay, steps, self.sample_rng)
+                metrics = self.learner.train(self.samples(), steps, self.sample_rng)
             c.samples_trained += steps * cfg.train.batch_size
             self.publish(it, logger, gate=True)
         return self._end_iteration(it, logger, meter, result.stats, result.games, metrics, positions0, trained0)
@@ -522,12 +528,17 @@ class Trainer:
         metrics = {key: value / steps for key, value in sums.items()} if steps else {}
         return self._end_iteration(it, logger, meter, stats, games, metrics, positions0, trained0)
 
+    def samples(self) -> SampleSource:
+        """What the learner draws from: the replay buffer, mirrored at random with
+        ``train.mirror_samples``."""
+        return MirroredSamples(self.replay, self.mirror) if self.mirror is not None else self.replay
+
     def _learn_step(self, meter: IterationMeter, sums: dict[str, float], progress: float) -> None:
         """One learner step on a replay batch at ``progress``; its metrics are added to ``sums``."""
         batch = self.cfg.train.batch_size
         self.learner.set_progress(progress)
         with meter.timing("learner"):
-            metrics = self.learner.step(self.replay.sample(batch, self.sample_rng))
+            metrics = self.learner.step(self.samples().sample(batch, self.sample_rng))
         for key, value in metrics.items():
             sums[key] = sums.get(key, 0.0) + value
         self.counters.samples_trained += batch
