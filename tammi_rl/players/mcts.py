@@ -5,12 +5,13 @@
 
 Player spec: ``mcts:checkpoint=PATH`` or ``mcts:model=VARIANT`` (a shipped model), then
 ``[,sims=N,time=SECONDS,batch=K,cache=SLOTS,algorithm=gumbel|puct,device=auto,``
-``runtime=auto|torch|onnx|onnx-int8,threads=T,name=...]`` and the search constants
+``runtime=auto|torch|onnx|onnx-int8,threads=T,mirror=on|off,name=...]`` and the search constants
 ``c_puct=F`` (PUCT), ``c_visit=F``, ``c_scale=F``, ``max_actions=N`` (Gumbel),
 ``forced=on|off``, ``fpu=F``, ``repetition=on|off`` (a repeated position is a draw in the
 tree), which replace the checkpoint's own settings; the network runs on `tammi_rl.nn.runtime`, one thread by
 default (a player's ``auto`` is 8-bit ONNX Runtime on the CPU, `PLAYER_CPU_RUNTIME`, and
-torch on a GPU).
+torch on a GPU). ``mirror=on`` averages each leaf's evaluation with its mirror image's, on a
+board with a left-right symmetry (`tammi_rl.nn.symmetry`).
 
 ``sims`` counts simulations per searched hop (default 64); ``time`` searches each move until
 its deadline instead (``sims``, when given too, caps each hop). ``batch`` leaves of the one
