@@ -108,7 +108,9 @@ class MCTSPlayer:
 
     ``simulations`` per searched hop, or ``time_s`` seconds per move (``simulations`` then
     caps each hop only when ``simulations_cap`` is set); ``leaves_per_call`` leaves of the
-    tree per network call; ``cache_slots`` evaluations remembered (0: none)."""
+    tree per network call; ``cache_slots`` evaluations remembered (0: none); ``mirror``: each
+    leaf's evaluation averaged with its mirror image's (`tammi_rl.nn.symmetry`; a board without
+    a left-right symmetry is a ValueError)."""
 
     def __init__(
         self,
