@@ -9,6 +9,8 @@ in self-play.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from tammi_rl.nn.symmetry import Mirror
@@ -30,18 +32,7 @@ def mirror_samples(batch: SampleBatch, mirror: Mirror, rows: np.ndarray) -> Samp
         hops[rows] = flipped
     ownership = batch.ownership.copy()
     ownership[rows] = batch.ownership[rows][:, mirror.squares]
-    return SampleBatch(
-        obs=obs,
-        legal=legal,
-        policy=batch.policy,
-        outcome=batch.outcome,
-        value=batch.value,
-        surprise=batch.surprise,
-        ownership=ownership,
-        short_value=batch.short_value,
-        reply_legal=reply_legal,
-        reply_policy=batch.reply_policy,
-    )
+    return dataclasses.replace(batch, obs=obs, legal=legal, ownership=ownership, reply_legal=reply_legal)
 
 
 class MirroredSamples:
