@@ -9,8 +9,9 @@ An arm is a name and the config overrides that make it (none for the base, the f
 Every arm trains at once, from the same seed, with one self-play worker and the same
 ``train.hours``, so all see the same machine for the same time; then each final network
 plays ``--games`` colour-paired games at ``--sims`` simulations against alpha-beta at each of
-``--depths`` and, for every arm but the base, against the base: ``tammi-rl eval`` runs, at
-most ``--jobs`` at a time (one a core: a match is single-threaded). The report, printed and
+``--depths``, against each ``--vs NAME=SPEC`` (any player spec: the shipped model, another A/B's
+base run) and, for every arm but the base, against the base: ``tammi-rl eval`` runs, at most
+``--jobs`` at a time (one a core: a match is single-threaded). The report, printed and
 written to ``OUT/report.md``, gives per arm its games, learner steps, the CPU time its
 training took, in-training ladder and every rating with W/D/L, the 95% CI and both sides'
 seconds a move.
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tammi_rl.legacy import upgrade_checkpoint_config
+from tammi_rl.players import PLAYER_KINDS, PlayerSpec, PlayerSpecError
 from tammi_rl.store.checkpoint import load_checkpoint
 
 
@@ -60,6 +62,32 @@ class ArmSpec:
         if bad:
             raise ValueError(f"--arm {text!r}: {bad[0]!r} is not a key=value override")
         return cls(words[0], tuple(words[1:]))
+
+
+@dataclass(frozen=True)
+class Opponent:
+    """An opponent every arm meets besides alpha-beta and the base: a name (its report column)
+    and a player spec, e.g. ``shipped=mcts:model=turkish,sims=800``."""
+
+    name: str
+    spec: str
+
+    @classmethod
+    def parse(cls, text: str) -> Opponent:
+        """``"NAME=SPEC"``: a plain word other than ``base`` or ``dD``, then a player spec."""
+        name, eq, spec = text.partition("=")
+        name, spec = name.strip(), spec.strip()
+        if not eq or not name.isidentifier() or not spec:
+            raise ValueError(f"--vs {text!r}: give NAME=SPEC, a plain word then a player spec")
+        if name == "base" or (name[0] == "d" and name[1:].isdigit()):
+            raise ValueError(f"--vs {text!r}: the name {name!r} is the base's or a depth's column; pick another")
+        try:  # read the spec now, not after the arms have trained
+            kind = PlayerSpec.parse(spec).kind
+        except PlayerSpecError as exc:
+            raise ValueError(f"--vs {text!r}: {exc}") from exc
+        if kind not in PLAYER_KINDS:
+            raise ValueError(f"--vs {text!r}: unknown player kind {kind!r}; known: {', '.join(sorted(PLAYER_KINDS))}")
+        return cls(name, spec)
 
 
 @dataclass(frozen=True)
@@ -105,7 +133,8 @@ class ArmResult:
     learner_steps: int
     ladder: dict[int, float]
     ratings: dict[str, Rating] = field(default_factory=dict)
-    """By the rating's key: ``dD`` against alpha-beta depth D, ``base`` against the base arm."""
+    """By the rating's key: ``dD`` against alpha-beta depth D, ``base`` against the base arm, an
+    `Opponent`'s name against it."""
     cpu_seconds: float | None = None
     """CPU time (user and system, its workers included) its training took, every session of it."""
 
@@ -158,9 +187,13 @@ def run_is_finished(run: Path) -> bool:
     return int(counters["iteration"]) >= iterations or bool(counters.get("budget_spent"))
 
 
-def rating_jobs(arms: list[ArmSpec], out: Path, depths: list[int], sims: int) -> list[tuple[str, str, str]]:
-    """(arm, key, opponent spec) of every rating: each arm against each depth, then against the base."""
+def rating_jobs(
+    arms: list[ArmSpec], out: Path, depths: list[int], sims: int, opponents: tuple[Opponent, ...] = ()
+) -> list[tuple[str, str, str]]:
+    """(arm, key, opponent spec) of every rating: each arm against each depth and each of
+    ``opponents``, then every arm but the base against the base."""
     jobs = [(arm.name, f"d{d}", f"alphabeta:depth={d}") for arm in arms for d in depths]
+    jobs += [(arm.name, o.name, o.spec) for arm in arms for o in opponents]
     base = arms[0].name
     spec = f"mcts:checkpoint={out / 'runs' / base},sims={sims},name={base}"
     return jobs + [(arm.name, "base", spec) for arm in arms[1:]]
@@ -248,17 +281,18 @@ def cpu_file(out: Path, arm: str) -> Path:
     return out / "logs" / f"cpu-{arm}.txt"
 
 
-def report(results: list[ArmResult], depths: list[int]) -> str:
+def report(results: list[ArmResult], depths: list[int], opponents: tuple[Opponent, ...] = ()) -> str:
     """The A/B as a markdown table, then both sides' seconds a move in each rating."""
     base = results[0].name
     head = ["arm", "games", "learner steps", "training CPU h", "ladder at the end", f"head to head vs {base}"]
-    head += [f"vs depth {d}" for d in depths]
+    head += [f"vs depth {d}" for d in depths] + [f"vs {o.name}" for o in opponents]
+    keys = ["base", *(f"d{d}" for d in depths), *(o.name for o in opponents)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         ladder = " / ".join(f"d{d} {s:.2f}" for d, s in sorted(r.ladder.items())) or "-"
         cpu = "-" if r.cpu_seconds is None else f"{r.cpu_seconds / 3600:.2f}"
         cells = [r.name, f"{r.games:,}", f"{r.learner_steps:,}", cpu, ladder]
-        cells += [r.ratings[k].cell() if k in r.ratings else "" for k in ["base", *(f"d{d}" for d in depths)]]
+        cells += [r.ratings[k].cell() if k in r.ratings else "" for k in keys]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("Seconds a move, the arm / its opponent:")
@@ -278,6 +312,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--games", type=int, default=100, help="games per rating (default 100)")
     parser.add_argument("--sims", type=int, default=800, help="simulations a hop in the ratings (default 800)")
     parser.add_argument("--depths", type=int, nargs="+", default=[6, 8], help="alpha-beta depths (default 6 8)")
+    parser.add_argument(
+        "--vs",
+        action="append",
+        default=[],
+        metavar="NAME=SPEC",
+        help="another opponent for every arm, e.g. shipped=mcts:model=turkish,sims=800 (repeatable)",
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="ratings at a time (default: cores)")
     parser.add_argument(
         "--pin", action="store_true", help="train each arm on its own equal share of the cores (same CPU for every arm)"
@@ -285,6 +326,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         arms = [ArmSpec.parse(text) for text in args.arm]
+        opponents = tuple(Opponent.parse(text) for text in args.vs)
         cores: list[frozenset[int] | None] = [None] * len(arms)
         if args.pin:
             cores = list(core_shares(len(arms), sorted(os.sched_getaffinity(0))))
@@ -293,6 +335,8 @@ def main(argv: list[str] | None = None) -> None:
     names = [a.name for a in arms]
     if len(set(names)) != len(names):
         parser.error(f"arm names must differ, got {names}")
+    if len({o.name for o in opponents}) != len(opponents):
+        parser.error(f"--vs names must differ, got {[o.name for o in opponents]}")
     common = [*args.set, *([f"train.hours={args.hours}"] if args.hours is not None else [])]
     out: Path = args.out
     pinned = f", each on cores {', '.join(str(sorted(c or ())) for c in cores)}" if args.pin else ""
@@ -305,7 +349,7 @@ def main(argv: list[str] | None = None) -> None:
     if len(training) < len(arms):
         print(f"{len(arms) - len(training)} of {len(arms)} runs already finished: not started again", flush=True)
     run_all(training, len(arms))
-    jobs = rating_jobs(arms, out, args.depths, args.sims)
+    jobs = rating_jobs(arms, out, args.depths, args.sims, opponents)
     todo = [j for j in jobs if not (out / "rate" / f"{j[0]}-vs-{j[1]}" / "summary.json").is_file()]
     print(f"rating: {len(todo)} of {len(jobs)} matches to play, {args.jobs} at a time", flush=True)
     commands = [
@@ -313,8 +357,8 @@ def main(argv: list[str] | None = None) -> None:
         for arm, key, spec in todo
     ]
     run_all(commands, max(1, args.jobs))
-    keys = ["base", *(f"d{d}" for d in args.depths)]
-    text = report([arm_result(name, out, keys) for name in names], args.depths)
+    keys = ["base", *(f"d{d}" for d in args.depths), *(o.name for o in opponents)]
+    text = report([arm_result(name, out, keys) for name in names], args.depths, opponents)
     (out / "report.md").write_text(text)
     print(text, end="")
 

@@ -13,6 +13,7 @@ from tammi_rl.benchmarks.recipe_ab import (
     ArmResult,
     ArmSpec,
     Job,
+    Opponent,
     Rating,
     add_cpu_seconds,
     core_shares,
@@ -50,6 +51,40 @@ def test_every_arm_meets_each_depth_and_every_arm_but_the_base_meets_the_base(tm
         ("b", "base"),
     ]
     assert jobs[-1][2] == f"mcts:checkpoint={tmp_path / 'runs' / 'base'},sims=800,name=base"
+
+
+def test_an_opponent_is_a_name_then_a_player_spec_read_before_any_training():
+    assert Opponent.parse("shipped=mcts:model=turkish,sims=800") == Opponent("shipped", "mcts:model=turkish,sims=800")
+    for bad, why in [
+        ("mcts:model=turkish", "give NAME=SPEC"),
+        ("shipped=", "give NAME=SPEC"),
+        ("two words=random", "give NAME=SPEC"),
+        ("base=random", "the name 'base' is the base's or a depth's column"),
+        ("d6=alphabeta:depth=6", "the name 'd6'"),
+        ("old=mtcs:model=turkish", "unknown player kind 'mtcs'"),
+        ("old=mcts:sims", "option 'sims' must look like key=value"),
+    ]:
+        with pytest.raises(ValueError, match=why):
+            Opponent.parse(bad)
+
+
+def test_every_arm_meets_each_extra_opponent_and_the_report_gives_it_a_column(tmp_path):
+    shipped = Opponent("shipped", "mcts:model=turkish,sims=800")
+    jobs = rating_jobs([ArmSpec("base"), ArmSpec("a")], tmp_path, [4], 800, (shipped,))
+    assert [(arm, key) for arm, key, _ in jobs] == [
+        ("base", "d4"),
+        ("a", "d4"),
+        ("base", "shipped"),
+        ("a", "shipped"),
+        ("a", "base"),
+    ]
+    assert jobs[2][2] == "mcts:model=turkish,sims=800"
+    vs = Rating("shipped", 45, 41, 14, 0.655, 0.586, 0.724, 0.031, 0.032)
+    text = report([ArmResult("base", 10, 5, {}, {"shipped": vs}), ArmResult("a", 10, 5, {})], [4], (shipped,))
+    rows = text.splitlines()
+    assert rows[0].endswith("| vs depth 4 | vs shipped |")
+    assert rows[2] == "| base | 10 | 5 | - | - |  |  | 0.655 (45/41/14, CI 0.586-0.724) |"
+    assert "- base: shipped 0.031/0.032" in text
 
 
 def test_the_report_gives_each_rating_with_its_counts_ci_and_both_sides_time():
