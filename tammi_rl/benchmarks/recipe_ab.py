@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -257,8 +258,15 @@ def run_all(commands: list[Job], jobs: int) -> None:
             time.sleep(0.5)
     finally:
         for proc, job in running:
-            proc.terminate()
-            reap(proc, job, block=True)
+            stop(proc, job)
+
+
+def stop(proc: subprocess.Popen, job: Job) -> None:
+    """End ``job``'s process and count its CPU. A process that has already exited is reaped as it
+    is: ``Popen.terminate`` would reap it first, behind `reap`'s back, and lose its CPU time."""
+    if not reap(proc, job):
+        os.kill(proc.pid, signal.SIGTERM)  # an exited, unreaped process takes the signal harmlessly
+        reap(proc, job, block=True)
 
 
 def arm_result(arm: str, out: Path, keys: list[str]) -> ArmResult:

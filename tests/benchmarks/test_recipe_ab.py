@@ -22,6 +22,8 @@ from tammi_rl.benchmarks.recipe_ab import (
     report,
     run_all,
     run_is_finished,
+    start,
+    stop,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,6 +151,18 @@ def test_a_job_runs_on_its_cores_and_counts_the_cpu_of_its_children(tmp_path):
     run_all([job], 1)
     assert job.log.read_text().splitlines()[0] == f"[{core}]"  # pinned, and its child with it
     assert float(job.cpu_file.read_text()) >= 0.4  # the spinning child's CPU is counted
+
+
+def test_stopping_a_job_that_has_already_exited_still_counts_its_cpu(tmp_path):
+    spin = "import time\nend = time.process_time() + 0.2\nwhile time.process_time() < end: pass"
+    job = Job([sys.executable, "-c", spin], tmp_path / "spin.log", cpu_file=tmp_path / "cpu.txt")
+    proc = start(job)
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped: as when another job fails
+    stop(proc, job)
+    assert proc.returncode == 0 and float(job.cpu_file.read_text()) >= 0.2
+    running = start(Job([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "sleep.log"))
+    stop(running, Job(running.args, tmp_path / "sleep.log"))  # a running one is ended
+    assert running.returncode == -15
 
 
 def test_a_failed_job_is_named_with_its_log(tmp_path):
