@@ -289,12 +289,17 @@ def cpu_file(out: Path, arm: str) -> Path:
     return out / "logs" / f"cpu-{arm}.txt"
 
 
+def rating_keys(depths: list[int], opponents: tuple[Opponent, ...] = ()) -> list[str]:
+    """Every rating's key, in the report's column order: the base, the depths, the opponents."""
+    return ["base", *(f"d{d}" for d in depths), *(o.name for o in opponents)]
+
+
 def report(results: list[ArmResult], depths: list[int], opponents: tuple[Opponent, ...] = ()) -> str:
     """The A/B as a markdown table, then both sides' seconds a move in each rating."""
     base = results[0].name
     head = ["arm", "games", "learner steps", "training CPU h", "ladder at the end", f"head to head vs {base}"]
     head += [f"vs depth {d}" for d in depths] + [f"vs {o.name}" for o in opponents]
-    keys = ["base", *(f"d{d}" for d in depths), *(o.name for o in opponents)]
+    keys = rating_keys(depths, opponents)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         ladder = " / ".join(f"d{d} {s:.2f}" for d, s in sorted(r.ladder.items())) or "-"
@@ -365,7 +370,7 @@ def main(argv: list[str] | None = None) -> None:
         for arm, key, spec in todo
     ]
     run_all(commands, max(1, args.jobs))
-    keys = ["base", *(f"d{d}" for d in args.depths), *(o.name for o in opponents)]
+    keys = rating_keys(args.depths, opponents)
     text = report([arm_result(name, out, keys) for name in names], args.depths, opponents)
     (out / "report.md").write_text(text)
     print(text, end="")

@@ -160,8 +160,9 @@ def test_stopping_a_job_that_has_already_exited_still_counts_its_cpu(tmp_path):
     os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped: as when another job fails
     stop(proc, job)
     assert proc.returncode == 0 and float(job.cpu_file.read_text()) >= 0.2
-    running = start(Job([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "sleep.log"))
-    stop(running, Job(running.args, tmp_path / "sleep.log"))  # a running one is ended
+    sleeper = Job([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "sleep.log")
+    running = start(sleeper)
+    stop(running, sleeper)  # a running one is ended
     assert running.returncode == -15
 
 
