@@ -541,7 +541,8 @@ class Config:
         'Inference runtime of the network in search: "auto" (ONNX Runtime on the CPU, where it measures '
         'about twice as fast as torch at batch 32; torch on CUDA), "torch", "onnx", or "onnx-int8" (8-bit '
         "ONNX Runtime calibrated on the positions just searched: 1.8x float32 on an AVX2 CPU, 2.6x with "
-        "AVX-512 VNNI; self-play only, matches and evaluation stay float32).",
+        "AVX-512 VNNI). Self-play only: players take their spec's runtime, and the in-training ladder stays "
+        "float32.",
         choices=RUNTIMES,
     )
     network: NetworkConfig = section(NetworkConfig, "The policy-value network.")
