@@ -29,10 +29,11 @@ def test_shipped_openings_are_legal_and_varied(variant: str) -> None:
         assert rules.legal_moves(opening.position(rules))
 
 
-def test_the_held_out_russian_openings_are_new_legal_and_balanced() -> None:
+@pytest.mark.parametrize("variant", ["russian", "turkish"])
+def test_the_held_out_openings_are_new_legal_and_balanced(variant: str) -> None:
     """The second opening set (4 plies, seed 1) that final ratings use and no recipe choice saw."""
-    rules = Rules.for_variant("russian")
-    path = OPENINGS_DIR / "heldout" / "russian.txt"
+    rules = Rules.for_variant(variant)
+    path = OPENINGS_DIR / "heldout" / f"{variant}.txt"
     held_out = read_openings(rules, path)
     assert len(held_out) == 50 and len({o.text for o in held_out}) == 50
     assert all(len(o.moves) == 4 and rules.legal_moves(o.position(rules)) for o in held_out)
