@@ -224,13 +224,30 @@ def policy_value_loss(
     return total, metrics
 
 
+def is_decayed(p: nn.Parameter) -> bool:
+    """Weight decay applies to weight matrices and convolution kernels, not to biases and norm scales."""
+    return p.ndim > 1
+
+
+def weight_norm(model: nn.Module) -> float:
+    """The L2 norm of all the decayed parameters together (``train/weight_norm``).
+
+    A kernel followed by batch norm computes the same function at any scale, so Adam's steps,
+    of a size set by the learning rate alone, turn it by less and less as it grows: the
+    norm's growth is a learning-rate decay the schedule does not show. Weight decay holds it.
+    """
+    with torch.no_grad():
+        squares = sum(float((p.detach().float() ** 2).sum()) for p in model.parameters() if is_decayed(p))
+    return math.sqrt(squares)
+
+
 def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
     """AdamW, or SGD with (Nesterov) momentum; weight decay skips biases and norm scales."""
     decay: list[nn.Parameter] = []
     no_decay: list[nn.Parameter] = []
     for p in model.parameters():
         if p.requires_grad:
-            (decay if p.ndim > 1 else no_decay).append(p)
+            (decay if is_decayed(p) else no_decay).append(p)
     groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
     if cfg.optimizer == "adamw":
         return torch.optim.AdamW(groups, lr=cfg.lr)

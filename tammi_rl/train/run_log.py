@@ -7,7 +7,8 @@ learner step would stall). On resume the writer is opened with
 run wrote after its last checkpoint, and the curves continue without a jump or a fold.
 
 Tags: ``loss/policy|value|total``, ``policy/entropy``, ``value/accuracy``, ``train/lr``,
-``train/grad_norm``, ``train/learner_step``, ``train/wall_hours`` (the run's wall time
+``train/grad_norm``, ``train/weight_norm`` (of the decayed parameters, after the
+iteration's last step), ``train/learner_step``, ``train/wall_hours`` (the run's wall time
 over all its sessions), ``replay/size``, ``selfplay/*`` (games_per_s, positions_per_s,
 game_length, white_win, draw, black_win, resigned, resign_false_positive_rate,
 mean_nn_batch, nn_time_share; ``selfplay/end/<reason>``: the share of the iteration's games
@@ -49,6 +50,7 @@ LEARNER_TAGS = (
     "value/accuracy",
     "train/lr",
     "train/grad_norm",
+    "train/weight_norm",
 )
 
 

@@ -63,7 +63,7 @@ from tammi_rl.store.rundir import RunDir, open_run
 from tammi_rl.train.augment import MirroredSamples
 from tammi_rl.train.budget import WallClockBudget
 from tammi_rl.train.ladder import evaluate_vs_alphabeta, gate_vs_incumbent
-from tammi_rl.train.learner import Learner, SampleSource
+from tammi_rl.train.learner import Learner, SampleSource, weight_norm
 from tammi_rl.train.pacing import ReplayRatio
 from tammi_rl.train.replay import ReplayBuffer
 from tammi_rl.train.resume import resume
@@ -574,6 +574,8 @@ class Trainer:
             c.positions - positions0, c.samples_trained - trained0, self.pace.held(*self._paced()[:2])
         )
         logger.selfplay(stats, it)
+        if metrics:  # the learner stepped this iteration
+            metrics = metrics | {"train/weight_norm": weight_norm(self.learner.model)}
         logger.learner(metrics, it)
         logger.scalars(telemetry, it)
         logger.scalars(

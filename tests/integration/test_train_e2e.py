@@ -244,6 +244,8 @@ def test_lr_schedule_follows_the_iterations(tmp_path):
     assert lrs[0] == pytest.approx(1e-3 * 0.5 * (1 + math.cos(math.pi * 1 / 4)), rel=1e-6)
     assert lrs[-1] == pytest.approx(0.0, abs=1e-12)  # the last iteration trains at the end of the schedule
     assert all(a > b for a, b in itertools.pairwise(lrs))
+    norms = scalar_values(run / "tb", "train/weight_norm")
+    assert len(norms) == len(lrs) and all(n > 0 for n in norms)  # logged with the lr, every iteration that learned
 
 
 def test_hours_budget_ends_the_run_and_drives_the_schedule(tmp_path, monkeypatch):
