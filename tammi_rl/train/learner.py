@@ -236,9 +236,9 @@ def weight_norm(model: nn.Module) -> float:
     of a size set by the learning rate alone, turn it by less and less as it grows: the
     norm's growth is a learning-rate decay the schedule does not show. Weight decay holds it.
     """
-    with torch.no_grad():
-        squares = sum(float((p.detach().float() ** 2).sum()) for p in model.parameters() if is_decayed(p))
-    return math.sqrt(squares)
+    with torch.no_grad():  # one device-to-host read, not one a parameter
+        squares = sum((p.float() ** 2).sum() for p in model.parameters() if is_decayed(p))
+    return math.sqrt(float(squares))
 
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
