@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TextIO
 
 from tammi_rl.atomic import atomic_write
-from tammi_rl.env.observation import N_PLANES, PLANE_NAMES
+from tammi_rl.env.observation import plane_names
+from tammi_rl.nn.model import input_planes
 from tammi_rl.nn.runtime import ENCODING_VERSION, onnx_bytes
 from tammi_rl.nn.saved import SavedNetwork, load_network
 from tammi_rl.rules.actions import codec_for
@@ -28,11 +29,12 @@ def run_export_command(args: argparse.Namespace, out: TextIO | None = None) -> i
         return export_playing_checkpoint(saved, args.model, out)
     rules = saved.rules
     size = rules.geometry.size
+    planes = input_planes(saved.model)
     metadata = {
         "tammi_rl.variant": rules.variant.name,
         "tammi_rl.encoding_version": ENCODING_VERSION,
-        "tammi_rl.planes": json.dumps(list(PLANE_NAMES)),
-        "tammi_rl.input_shape": json.dumps([N_PLANES, size, size]),
+        "tammi_rl.planes": json.dumps(list(plane_names(planes))),
+        "tammi_rl.input_shape": json.dumps([planes, size, size]),
         "tammi_rl.n_actions": str(codec_for(rules).n_actions),
         "tammi_rl.network": json.dumps(
             {
@@ -43,7 +45,7 @@ def run_export_command(args: argparse.Namespace, out: TextIO | None = None) -> i
         ),
         "tammi_rl.checkpoint": str(saved.path),
     }
-    data = onnx_bytes(saved.model, (N_PLANES, size, size), metadata)
+    data = onnx_bytes(saved.model, (planes, size, size), metadata)
     atomic_write(args.onnx, lambda f: f.write(data))
     print(
         f"wrote {args.onnx}: {rules.variant.name} network {saved.network.blocks}x{saved.network.channels}, "

@@ -30,6 +30,12 @@ class NetworkConfig:
     blocks: int = setting(4, "Residual blocks in the tower; more blocks give a stronger but slower network.", min=1)
     channels: int = setting(48, "Convolution channels (filters) of the stem and of every residual block.", min=1)
     value_hidden: int = setting(64, "Hidden units of the fully connected layer in the win/draw/loss value head.", min=1)
+    attack_planes: bool = setting(
+        False,
+        "Two more input planes: the opponent's pieces the side to move could jump with its next "
+        "hop, and its own pieces the opponent could jump (rules facts, as Go networks are given "
+        "liberties); a network trained with them reads only observations that carry them.",
+    )
     global_pooling: bool = setting(
         False,
         "Global pooling in every second residual block, counted from the last: a third of its "

@@ -52,7 +52,7 @@ from tammi_rl.config.cores import worker_threads
 from tammi_rl.distributed.children import STOP_GRACE_S, describe_exit, die_with_parent
 from tammi_rl.distributed.weights import BoardSpec, WeightBoard
 from tammi_rl.env.observation import N_PLANES
-from tammi_rl.nn.model import build_model, resolve_device, wdl_to_value
+from tammi_rl.nn.model import build_model, input_planes, resolve_device, wdl_to_value
 from tammi_rl.rules.actions import ActionCodec
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.errors import TammiError
@@ -128,7 +128,7 @@ class BatchForward:
         self.amp = amp if device.type == "cuda" else None
         self.pad = pad
         self.cuda = device.type == "cuda"
-        in_planes = int(model.stem[0].in_channels)
+        in_planes = input_planes(model)
         obs_shape = (in_planes, int(model.board_size), int(model.board_size))
         most = self.sizes[-1]
         self._host_in = torch.zeros((most, *obs_shape), dtype=torch.float32, pin_memory=self.cuda)

@@ -70,7 +70,8 @@ class DraughtsEnv(gym.Env):
     ``max_plies`` (length cap in whole moves; None: `DEFAULT_MAX_PLIES`, 0: none),
     ``opening_fen`` or ``random_opening_plies`` (random whole moves played at reset,
     drawn from the reset seed), ``illegal_action`` ("raise" an `IllegalActionError`,
-    or "lose": the mover loses at once) and ``render_mode`` (ansi, rgb_array, svg).
+    or "lose": the mover loses at once), ``render_mode`` (ansi, rgb_array, svg) and
+    ``attack_planes`` (the observation's two attack planes, for a network trained with them).
     ``reset(options={"fen": ..., "random_opening_plies": ...})`` overrides the opening once.
     """
 
@@ -85,6 +86,7 @@ class DraughtsEnv(gym.Env):
         random_opening_plies: int = 0,
         illegal_action: str = "raise",
         render_mode: str | None = None,
+        attack_planes: bool = False,
     ) -> None:
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
@@ -97,7 +99,7 @@ class DraughtsEnv(gym.Env):
         self.rules = Rules.for_variant(variant)
         self.variant = self.rules.variant
         self.codec: ActionCodec = codec_for(self.rules)
-        self.encoder = ObservationEncoder.for_rules(self.rules)
+        self.encoder = ObservationEncoder.for_rules(self.rules, attack_planes)
         self.max_plies = DEFAULT_MAX_PLIES if max_plies is None else (max_plies or None)
         self.opening_fen = opening_fen
         self.random_opening_plies = random_opening_plies
@@ -235,12 +237,12 @@ class DraughtsEnv(gym.Env):
 
     # --- observation, mask, info ---------------------------------------------------
     def _observe(self) -> np.ndarray:
-        obs, self._mask = observe(self._state, self._buf, self._tables, self._state[tc.S_SIDE])
+        obs, self._mask = observe(self._state, self._buf, self._tables, self._state[tc.S_SIDE], self.encoder.planes)
         return obs
 
     def observation_for(self, color: int) -> tuple[np.ndarray, np.ndarray]:
         """(planes, mask) as ``color`` sees the current state; the mask is empty unless it is to move."""
-        return observe(self._state, self._buf, self._tables, int(color))
+        return observe(self._state, self._buf, self._tables, int(color), self.encoder.planes)
 
     def _info(self) -> dict[str, Any]:
         side = int(self._state[tc.S_SIDE])

@@ -23,6 +23,21 @@ Planes, in order:
 10    REPETITION            times the position has occurred / the repetition limit
 ====  ====================  =====================================================
 
+Two more planes follow when the network asks for them (``network.attack_planes``; an
+observation then has ``N_PLANES + N_ATTACK_PLANES`` planes, and every encoder writes them
+when its buffer has room):
+
+====  ====================  =====================================================
+11    OPP_ATTACKED          opponent's pieces the side to move could jump with its next
+                            hop (mid-chain: with the piece that must continue)
+12    OWN_ATTACKED          pieces of the side to move the opponent could jump, were it
+                            the opponent's move (pieces jumped in the chain left out)
+====  ====================  =====================================================
+
+They are facts of the rules (`tammi_rl.rules.movegen.jumpable`), as Go programs give their
+networks liberties: what is under attack, which a small tower would otherwise have to find
+along a flying king's whole diagonal. No judgement of who stands better goes into them.
+
 Ownership targets (`ObservationEncoder.square_owners`) use the same frame: per playable
 square, in the canonical square order of the actions, who holds it (`OWN`, `EMPTY`,
 `OPPONENT`, the classes of the network's auxiliary ownership output).
@@ -39,6 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from tammi_rl.rules import movegen as mg
 from tammi_rl.rules import turn as tm
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.position import BLACK, WHITE, Position
@@ -47,6 +63,8 @@ OWN_MEN, OWN_KINGS, OPP_MEN, OPP_KINGS = 0, 1, 2, 3
 CHAIN_PIECE, JUMPED, PLAYABLE = 4, 5, 6
 NO_PROGRESS, KINGS_ONLY, THREE_KINGS, REPETITION = 7, 8, 9, 10
 N_PLANES = 11
+OPP_ATTACKED, OWN_ATTACKED = 11, 12
+N_ATTACK_PLANES = 2
 OWN, EMPTY, OPPONENT = 0, 1, 2
 """Ownership classes of a square, seen by the side to move (`ObservationEncoder.square_owners`)."""
 PLANE_NAMES = (
@@ -62,14 +80,29 @@ PLANE_NAMES = (
     "three_kings",
     "repetition",
 )
+ATTACK_PLANE_NAMES = ("opp_attacked", "own_attacked")
+
+
+def plane_count(attack_planes: bool) -> int:
+    """Planes of an observation, with or without the two attack planes (``network.attack_planes``)."""
+    return N_PLANES + (N_ATTACK_PLANES if attack_planes else 0)
+
+
+def plane_names(planes: int) -> tuple[str, ...]:
+    """The names of the first ``planes`` planes, in order."""
+    names = PLANE_NAMES + ATTACK_PLANE_NAMES
+    if planes not in (N_PLANES, N_PLANES + N_ATTACK_PLANES):
+        raise ValueError(f"an observation has {N_PLANES} or {N_PLANES + N_ATTACK_PLANES} planes, not {planes}")
+    return names[:planes]
 
 
 @njit(cache=True, _nrt=False)
 def encode_planes(mw, kw, mb, kb, cur, jumped, side, counters, tables, obs):
-    """Write the planes of a board seen by ``side`` into ``obs`` (``float32 [N_PLANES, H, W]``,
-    zeroed): the four bitboards as they stand (mid-chain: `tammi_rl.rules.turn.chain_view`),
-    the square of the piece that must continue (-1: none), the bitboard of jumped pieces, and
-    the raw ``counters`` (int64 [4]: no progress, kings only, three kings, repetitions).
+    """Write the planes of a board seen by ``side`` into ``obs`` (``float32 [P, H, W]``, zeroed;
+    the attack planes too when ``P`` has room for them): the four bitboards as they stand
+    (mid-chain: `tammi_rl.rules.turn.chain_view`), the square of the piece that must continue
+    (-1: none), the bitboard of jumped pieces, and the raw ``counters`` (int64 [4]: no
+    progress, kings only, three kings, repetitions).
 
     The one plane encoder: the env and the search trees both call it."""
     if side == 0:
@@ -101,14 +134,35 @@ def encode_planes(mw, kw, mb, kb, cur, jumped, side, counters, tables, obs):
             v = min(1.0, max(0.0, counters[i] / limit))
             if v != 0.0:
                 obs[NO_PROGRESS + i, :, :] = v
+    if obs.shape[0] > N_PLANES:
+        _encode_attacks(own_men, own_kings, opp_men, opp_kings, cur, jumped, side, rows, cols, tables, obs)
+
+
+@njit(cache=True, _nrt=False)
+def _encode_attacks(own_men, own_kings, opp_men, opp_kings, cur, jumped, side, rows, cols, tables, obs):
+    """The two attack planes (`OPP_ATTACKED`, `OWN_ATTACKED`) of `encode_planes`."""
+    rays = tm.rays_of(tables)
+    params = tm.params_of(tables)
+    occ = own_men | own_kings | opp_men | opp_kings
+    men, kings = own_men, own_kings
+    if cur >= 0:  # mid-chain only the moving piece hops
+        men &= np.int64(1) << cur
+        kings &= np.int64(1) << cur
+    ours = mg.jumpable(men, kings, opp_men, opp_kings, side, jumped, occ, rays, params)
+    theirs = mg.jumpable(opp_men & ~jumped, opp_kings & ~jumped, own_men, own_kings, 1 - side, 0, occ, rays, params)
+    for sq in range(tables[tm.X_NSQ]):
+        if (ours >> sq) & 1:
+            obs[OPP_ATTACKED, rows[sq], cols[sq]] = 1.0
+        if (theirs >> sq) & 1:
+            obs[OWN_ATTACKED, rows[sq], cols[sq]] = 1.0
 
 
 @njit(cache=True)
-def observe(state, buf, tables, side):
-    """A fresh observation of the game in ``state`` seen by ``side`` and its action mask
-    (empty unless ``side`` is to move)."""
+def observe(state, buf, tables, side, planes=N_PLANES):
+    """A fresh observation (``planes`` planes) of the game in ``state`` seen by ``side`` and its
+    action mask (empty unless ``side`` is to move)."""
     size = tables[tm.X_SIZE]
-    obs = np.zeros((N_PLANES, size, size), np.float32)
+    obs = np.zeros((planes, size, size), np.float32)
     mw, kw, mb, kb, cur, jumped = tm.state_chain_view(state, buf, tables)
     encode_planes(mw, kw, mb, kb, cur, jumped, side, state[tm.S_COUNTERS : tm.S_COUNTERS + 4], tables, obs)
     mask = np.zeros(tables[tm.X_NACT], np.int8)
@@ -134,19 +188,21 @@ class ObservationEncoder:
     cells: np.ndarray
     """int64 [n_squares]: the flat index ``row * size + col`` of each canonical square in the
     side to move's frame (where the network reads its per-square outputs)."""
+    planes: int = N_PLANES
+    """Planes of an observation: `N_PLANES`, or with the attack planes (`plane_count`)."""
 
     @property
     def shape(self) -> tuple[int, int, int]:
-        return (N_PLANES, self.size, self.size)
+        return (self.planes, self.size, self.size)
 
     @classmethod
-    def for_rules(cls, rules: Rules) -> ObservationEncoder:
+    def for_rules(cls, rules: Rules, attack_planes: bool = False) -> ObservationEncoder:
         size = rules.geometry.size
         cell_row, cell_col = tm.canonical_cells(rules)
         playable = np.zeros((size, size), dtype=np.float32)
         playable[cell_row[0], cell_col[0]] = 1.0
         cells = np.asarray([r * size + c for r, c in rules.geometry.coords], np.int64)
-        return cls(size, cell_row, cell_col, playable, tm.counter_limits(rules), cells)
+        return cls(size, cell_row, cell_col, playable, tm.counter_limits(rules), cells, plane_count(attack_planes))
 
     def square_owners(self, position: Position) -> np.ndarray:
         """int8 ``[2, n_squares]``: for each side to move (row 0 White, row 1 Black), who

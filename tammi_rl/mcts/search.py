@@ -191,7 +191,8 @@ class BatchedSearch:
 
     ``leaves_per_call``: walks per tree between network calls (virtual loss keeps them
     apart; 1 keeps the search strictly sequential); ``cache_slots``: entries of the
-    evaluation cache (a power of two, 0: none), valid for one set of weights (`clear_cache`).
+    evaluation cache (a power of two, 0: none), valid for one set of weights (`clear_cache`);
+    ``planes``: planes of the observations the network reads (`PolicyValueNet.in_planes`).
     """
 
     def __init__(
@@ -204,6 +205,7 @@ class BatchedSearch:
         leaves_per_call: int = 1,
         cache_slots: int = 0,
         virtual_value: float = tr.VIRTUAL_VALUE,
+        planes: int = N_PLANES,
     ) -> None:
         self.rules = rules
         self.cfg = cfg
@@ -214,7 +216,7 @@ class BatchedSearch:
         self.algorithm = ALGORITHMS[cfg.algorithm](cfg)
         self.codec: ActionCodec = codec_for(rules)
         g = rules.geometry
-        self.obs_shape = (N_PLANES, g.size, g.size)
+        self.obs_shape = (planes, g.size, g.size)
         self.max_trees = max_trees
         self.max_simulations = max_simulations
         self.leaves_per_call = leaves_per_call

@@ -181,8 +181,15 @@ class PolicyValueNet(nn.Module):
 def build_model(rules: Rules, cfg: NetworkConfig) -> PolicyValueNet:
     """The network for one variant: board size, playable cells and action space from its rules."""
     codec = ActionCodec.for_rules(rules)
-    encoder = ObservationEncoder.for_rules(rules)
-    return PolicyValueNet(encoder.size, encoder.cells.tolist(), codec.max_distance, cfg)
+    encoder = ObservationEncoder.for_rules(rules, cfg.attack_planes)
+    return PolicyValueNet(encoder.size, encoder.cells.tolist(), codec.max_distance, cfg, encoder.planes)
+
+
+def input_planes(model: nn.Module) -> int:
+    """Planes of the observations ``model`` reads (its stem's input channels): 11, or 13 with
+    the attack planes (`tammi_rl.env.observation.plane_count`)."""
+    stem = cast(nn.Sequential, model.stem)
+    return int(cast(nn.Conv2d, stem[0]).in_channels)
 
 
 def wdl_to_value(wdl_logits: torch.Tensor) -> torch.Tensor:

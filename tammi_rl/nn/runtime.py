@@ -35,7 +35,7 @@ import torch
 
 from tammi_rl.config.schema import RUNTIMES
 from tammi_rl.nn.leaf_evaluator import model_evaluator
-from tammi_rl.nn.model import PolicyValueNet, wdl_to_value
+from tammi_rl.nn.model import PolicyValueNet, input_planes, wdl_to_value
 
 __all__ = [
     "RUNTIMES",
@@ -360,5 +360,4 @@ def make_runtime(
 
 
 def _obs_shape(model: Any) -> tuple[int, int, int]:
-    stem = model.stem[0]
-    return (int(stem.in_channels), int(model.board_size), int(model.board_size))
+    return (input_planes(model), int(model.board_size), int(model.board_size))

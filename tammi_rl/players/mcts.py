@@ -36,7 +36,7 @@ import torch
 
 from tammi_rl.config import SEARCH_ALGORITHMS, MCTSConfig
 from tammi_rl.mcts.search import BatchedSearch, Evaluator, MCTSResult, RootState
-from tammi_rl.nn.model import resolve_device
+from tammi_rl.nn.model import input_planes, resolve_device
 from tammi_rl.nn.runtime import RUNTIMES, make_runtime, resolve_runtime
 from tammi_rl.nn.saved import load_network
 from tammi_rl.nn.symmetry import MirrorAveraged, mirror_for
@@ -139,7 +139,11 @@ class MCTSPlayer:
         self.time_s = time_s
         self.simulations_cap = simulations_cap
         pool = TIMED_POOL if time_s is not None else simulations
-        self.search = BatchedSearch(rules, self.cfg, 1, pool, leaves_per_call=leaves_per_call, cache_slots=cache_slots)
+        self.planes = input_planes(self.model)
+        """Planes of the observations its network reads (with or without the attack planes)."""
+        self.search = BatchedSearch(
+            rules, self.cfg, 1, pool, leaves_per_call=leaves_per_call, cache_slots=cache_slots, planes=self.planes
+        )
         if runtime == "auto" and self.device.type == "cpu":
             runtime = PLAYER_CPU_RUNTIME
         self.runtime = make_runtime(self.model, self.device, runtime, threads)
@@ -169,7 +173,9 @@ class MCTSPlayer:
         the start position's search alone, 8 bits misjudged positions with kings by 0.10 on
         average (0.56 at most) against 0.007 (0.06). The player's own tree, cache and random
         generator are untouched."""
-        search = BatchedSearch(self.rules, self.cfg, 1, WARM_UP_SIMULATIONS, leaves_per_call=LEAVES_PER_CALL)
+        search = BatchedSearch(
+            self.rules, self.cfg, 1, WARM_UP_SIMULATIONS, leaves_per_call=LEAVES_PER_CALL, planes=self.planes
+        )
         rng = np.random.default_rng(0)
         for game in calibration_positions(self.rules):
             search.run([RootState.of_game(game)], self.evaluate, WARM_UP_SIMULATIONS, explore=False, rng=rng)

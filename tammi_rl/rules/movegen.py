@@ -474,6 +474,36 @@ def has_capture(men_w, kings_w, men_b, kings_b, side, rays, params):
 
 
 @njit(cache=True, _nrt=False)
+def jumpable(men, kings, opp_men, opp_kings, color, captured, occ, rays, params):
+    """Bitboard of the opponent's pieces that a man in ``men`` or a king in ``kings`` (of
+    ``color``) could jump with its next hop, with a free landing square beyond: the pieces
+    under attack. ``occ`` holds every piece on the board, ``captured`` the pieces already
+    jumped in the chain (they cannot be jumped twice). A rules fact for the network's input
+    planes, not a move list: the capture-choice rule (take the most, Italian precedence) and
+    the no-reversal rule between hops are not applied."""
+    targets = opp_men | opp_kings
+    out = np.int64(0)
+    rest = men | kings
+    while rest != 0:
+        sq = trailing_zeros(rest)
+        b = _bit(sq)
+        rest ^= b
+        is_king = kings & b != 0
+        if not is_king and targets & params[P_MAN_REACH + 64 * color + sq] == 0:
+            continue
+        dirs = 15 if is_king else params[P_CAPTURE_DIRS + color]
+        for d in range(4):
+            if (dirs >> d) & 1 == 0:
+                continue
+            victim, first, last = _victim_and_landings(
+                sq, d, is_king, color, opp_men, opp_kings, occ & ~b, captured, rays, params
+            )
+            if victim >= 0 and last >= first:
+                out |= _bit(victim)
+    return out
+
+
+@njit(cache=True, _nrt=False)
 def has_quiet_move(men_w, kings_w, men_b, kings_b, side, rays, params):
     """Whether ``side`` has a non-capturing move (a king or man step to an empty square)."""
     if side == 0:

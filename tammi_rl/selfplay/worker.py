@@ -29,7 +29,7 @@ import torch
 
 from tammi_rl.config import Config
 from tammi_rl.config.cores import worker_threads
-from tammi_rl.env.observation import ObservationEncoder
+from tammi_rl.env.observation import ObservationEncoder, plane_count
 from tammi_rl.mcts.search import BatchedSearch, RootState
 from tammi_rl.nn.model import build_model
 from tammi_rl.nn.runtime import make_runtime
@@ -120,7 +120,13 @@ class SelfPlayWorker:
         self.device = device
         self.model = build_model(rules, cfg.network).to(device).eval()
         sims = max(cfg.mcts.simulations, cfg.mcts.cheap_simulations)
-        self.search = BatchedSearch(rules, cfg.mcts, max_trees=cfg.selfplay.parallel_games, max_simulations=sims)
+        self.search = BatchedSearch(
+            rules,
+            cfg.mcts,
+            max_trees=cfg.selfplay.parallel_games,
+            max_simulations=sims,
+            planes=plane_count(cfg.network.attack_planes),
+        )
         self.simulations = cfg.mcts.simulations
         """Simulations of a full search; the trainer moves it under progressive simulations
         (`set_simulations`)."""

@@ -261,7 +261,7 @@ class Trainer:
             torch.set_num_threads(self.cores.learner_threads)
         seed_everything(cfg.seed)
         self.rules = Rules.for_variant(cfg.variant)
-        self.obs_shape = ObservationEncoder.for_rules(self.rules).shape
+        self.obs_shape = ObservationEncoder.for_rules(self.rules, cfg.network.attack_planes).shape
         self.learner = Learner(build_model(self.rules, cfg.network), cfg.train, self.device)
         self.replay = ReplayBuffer(cfg.replay.capacity, self.obs_shape, self.rules.geometry.n_squares)
         self.sample_rng = np.random.default_rng(cfg.seed + 1)

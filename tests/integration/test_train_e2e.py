@@ -15,7 +15,9 @@ import torch
 from support.tensorboard_log import scalar_steps, scalar_values
 
 from tammi_rl.config import load_config
+from tammi_rl.players import parse_player_spec
 from tammi_rl.rules.engine import Rules
+from tammi_rl.rules.game import Game
 from tammi_rl.rules.results import REASONS
 from tammi_rl.store.checkpoint import CheckpointError, load_checkpoint
 from tammi_rl.store.rundir import RunDirError
@@ -97,7 +99,9 @@ def test_resume_continues_exactly(tmp_path, ema):
     """Two iterations then a resume give the same weights as three in one go (with a weight
     average: the same average and the same trained weights; the surprise weights come back
     with the replay window, and so do the ownership, short-horizon value and opponent-reply
-    targets; the auxiliary outputs and the pooling block are saved and trained like the rest)."""
+    targets; the auxiliary outputs and the pooling block are saved and trained like the rest;
+    with the attack planes the samples, the replay and the stem carry 13 planes, and the
+    network plays from its checkpoint)."""
     common = [
         "eval.every=0",
         f"train.ema_samples={ema}",
@@ -107,6 +111,7 @@ def test_resume_continues_exactly(tmp_path, ema):
         f"network.ownership={'true' if ema else 'false'}",
         f"network.short_value={'true' if ema else 'false'}",
         f"network.opponent_policy={'true' if ema else 'false'}",
+        f"network.attack_planes={'true' if ema else 'false'}",
     ]
     straight = train(smoke(tmp_path, "name=straight", "train.iterations=3", *common), out=io.StringIO())
     train(smoke(tmp_path, "name=split", "train.iterations=2", *common), out=io.StringIO())
@@ -126,6 +131,13 @@ def test_resume_continues_exactly(tmp_path, ema):
     assert ("soft_policy_out.weight" in a["model"]) == (ema > 0) == ("tower.0.pool_fc.weight" in a["model"])
     for output in ("ownership", "short_value", "opponent_policy"):
         assert (f"{output}_out.weight" in a["model"]) == (ema > 0)
+    planes = 13 if ema else 11
+    assert a["model"]["stem.0.weight"].shape[1] == planes
+    assert ReplayBuffer.load_chunks(split.run_dir / "replay", 5000).obs_shape[0] == planes
+    rules = Rules.for_variant("russian")
+    player = parse_player_spec(f"mcts:checkpoint={split.run_dir},sims=8", rules)
+    game = Game(rules)
+    assert player.choose(game) in game.legal_moves()
 
 
 def test_sigkill_mid_run_resumes(tmp_path):

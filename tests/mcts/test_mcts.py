@@ -175,14 +175,16 @@ def test_considered_visit_schedule_halves():
     assert considered_visit_schedule(1, 5).tolist() == [0, 1, 2, 3, 4]
 
 
+@pytest.mark.parametrize("attack_planes", [False, True])
 @pytest.mark.parametrize("variant", ["russian", "english", "italian", "turkish", "brazilian"])
-def test_search_sees_what_the_env_sees(variant):
-    """Root planes and legal hops of the search equal the env's, mid-chain states included."""
+def test_search_sees_what_the_env_sees(variant, attack_planes):
+    """Root planes and legal hops of the search equal the env's, mid-chain states included,
+    with and without the attack planes."""
     from tammi_rl.env.draughts_env import DraughtsEnv
 
-    env = DraughtsEnv(variant=variant, max_plies=120)
+    env = DraughtsEnv(variant=variant, max_plies=120, attack_planes=attack_planes)
     rules = env.rules
-    search = BatchedSearch(rules, MCTSConfig(), max_trees=1, max_simulations=1)
+    search = BatchedSearch(rules, MCTSConfig(), max_trees=1, max_simulations=1, planes=env.encoder.planes)
     evaluator = uniform_evaluator(search.codec.n_actions)
     rng = np.random.default_rng(0)
     obs, _info = env.reset(seed=3)
