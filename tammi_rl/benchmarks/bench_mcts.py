@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from tammi_rl.config import Config, load_config
+from tammi_rl.env.observation import plane_count
 from tammi_rl.mcts.search import BatchedSearch, RootState, uniform_evaluator
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.game import Game
@@ -55,7 +56,8 @@ def variant_config(variant: str, overrides: list[str]) -> Config:
 def bench_search(variant: str, sims: int, trees: int, overrides: list[str]) -> float:
     rules = Rules.for_variant(variant)
     cfg = variant_config(variant, overrides)
-    search = BatchedSearch(rules, cfg.mcts, max_trees=trees, max_simulations=sims)
+    planes = plane_count(cfg.network.attack_planes)
+    search = BatchedSearch(rules, cfg.mcts, max_trees=trees, max_simulations=sims, planes=planes)
     evaluator = uniform_evaluator(search.codec.n_actions)
     roots = middlegame_roots(rules, trees, 12, seed=1)
     rng = np.random.default_rng(0)
