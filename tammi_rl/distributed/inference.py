@@ -51,7 +51,7 @@ from tammi_rl.config import Config
 from tammi_rl.config.cores import worker_threads
 from tammi_rl.distributed.children import STOP_GRACE_S, describe_exit, die_with_parent
 from tammi_rl.distributed.weights import BoardSpec, WeightBoard
-from tammi_rl.env.observation import N_PLANES
+from tammi_rl.env.observation import plane_count
 from tammi_rl.nn.model import build_model, input_planes, resolve_device, wdl_to_value
 from tammi_rl.rules.actions import ActionCodec
 from tammi_rl.rules.engine import Rules
@@ -488,7 +488,8 @@ class InferenceServer:
         rules = Rules.for_variant(cfg.variant)
         size = rules.geometry.size
         n_actions = ActionCodec.for_rules(rules).n_actions
-        probe = SlotLayout("", clients, cfg.selfplay.parallel_games, (N_PLANES, size, size), n_actions)
+        planes = plane_count(cfg.network.attack_planes)
+        probe = SlotLayout("", clients, cfg.selfplay.parallel_games, (planes, size, size), n_actions)
         self._shm = shared_memory.SharedMemory(create=True, size=probe.nbytes)
         self.layout = SlotLayout(self._shm.name, clients, probe.rows, probe.obs_shape, n_actions)
         self._header = self.layout.header(self._shm.buf)

@@ -192,7 +192,7 @@ class BatchedSearch:
     ``leaves_per_call``: walks per tree between network calls (virtual loss keeps them
     apart; 1 keeps the search strictly sequential); ``cache_slots``: entries of the
     evaluation cache (a power of two, 0: none), valid for one set of weights (`clear_cache`);
-    ``planes``: planes of the observations the network reads (`PolicyValueNet.in_planes`).
+    ``planes``: planes of the observations the network reads (`tammi_rl.nn.model.input_planes`).
     """
 
     def __init__(

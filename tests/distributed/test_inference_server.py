@@ -116,8 +116,9 @@ def test_server_matches_local_runtime_and_takes_new_weights(russian):
     assert not alive(pid)
 
 
-def smoke_pool(russian, tmp_path):
-    cfg = load_config(SMOKE, [f"runs_dir={tmp_path}", "selfplay.workers=2", "selfplay.inference=server", "device=cpu"])
+def smoke_pool(russian, tmp_path, *overrides):
+    base = [f"runs_dir={tmp_path}", "selfplay.workers=2", "selfplay.inference=server", "device=cpu"]
+    cfg = load_config(SMOKE, [*base, *overrides])
     pool = ProcessPool(cfg, 2, seed=0, log=lambda text: None)
     assert pool.inference == "server"
     pool.publish(net(russian, cfg, 0).state_dict(), 0)
@@ -155,6 +156,18 @@ def test_pool_with_server_delivers_games_and_closes_cleanly(russian, tmp_path):
     finally:
         pool.close()
     assert not wait_dead(pids) and not mp.active_children()
+
+
+@pytest.mark.slow
+def test_pool_with_server_plays_a_network_with_attack_planes(russian, tmp_path):
+    """The server's slots and the workers' trees take their plane count from the network."""
+    pool = smoke_pool(russian, tmp_path, "network.attack_planes=true")
+    try:
+        got = deliveries(pool, 1)
+        assert got and all(d.result.samples.obs.shape[1] == 13 for d in got)
+        assert any(d.result.samples.obs[:, 11:].any() for d in got)  # something was under attack
+    finally:
+        pool.close()
 
 
 @pytest.mark.slow
