@@ -48,11 +48,12 @@ def turn_starts(rules: Rules, games: int, seed: int) -> list[Game]:
 
 def test_mirror_maps_legal_hops_and_planes() -> None:
     """For every position of random games: the mirrored position's legal hops are the mirrored
-    hops, and its planes are the planes with the columns reversed, for either side to move."""
+    hops, and its planes (the attack planes too) are the planes with the columns reversed, for
+    either side to move."""
     rules = Rules.for_variant("turkish")
     mirror = mirror_for(rules)
     assert mirror is not None
-    env = DraughtsEnv("turkish")
+    env = DraughtsEnv("turkish", attack_planes=True)
     checked_black = checked_capture = 0
     for game in turn_starts(rules, games=6, seed=1):
         flipped = Game(rules, start=mirror.position(game.position))
