@@ -123,6 +123,7 @@ NETWORK_KEYS_ADDED: dict[str, Any] = {
     "ownership": False,
     "short_value": False,
     "opponent_policy": False,
+    "attack_planes": False,
 }
 """Network settings later versions added, with the value that describes a network from before them."""
 
@@ -134,7 +135,8 @@ def upgrade_network(network: Mapping[str, Any]) -> dict[str, Any]:
     Old format: checkpoints from before global pooling, the soft policy target and the
     ownership, short-horizon value and opponent-reply heads hold only ``blocks``,
     ``channels`` and ``value_hidden``; such a network has none of those (all False), whatever
-    today's defaults say."""
+    today's defaults say. Checkpoints from before the attack planes lack that key alone, and
+    read 11 planes."""
     return {**NETWORK_KEYS_ADDED, **network}
 
 

@@ -18,7 +18,7 @@ from tammi_rl.legacy import (
     upgrade_saved_config,
     upgrade_selfplay_state,
 )
-from tammi_rl.nn.model import build_model
+from tammi_rl.nn.model import build_model, input_planes
 from tammi_rl.selfplay.samples import MAX_LEGAL, outcome_values
 from tammi_rl.store.checkpoint import load_checkpoint, load_model_weights, make_checkpoint, save_checkpoint
 from tammi_rl.store.rundir import RunDir
@@ -202,7 +202,13 @@ def test_network_from_before_the_extra_heads_has_none_of_them(tmp_path, russian)
     old_shape = {"blocks": 1, "channels": 8, "value_hidden": 8}  # what checkpoints held then
     network = NetworkConfig(**upgrade_network(old_shape))
     assert network == NetworkConfig(
-        **old_shape, global_pooling=False, soft_policy=False, ownership=False, short_value=False, opponent_policy=False
+        **old_shape,
+        global_pooling=False,
+        soft_policy=False,
+        ownership=False,
+        short_value=False,
+        opponent_policy=False,
+        attack_planes=False,
     )
     assert "ownership" not in old_shape  # a copy
     ckpt = make_checkpoint(
@@ -227,6 +233,29 @@ def test_saved_config_from_before_the_extra_heads_names_the_same_network():
     old["network"] = {"blocks": 3, "channels": 32, "value_hidden": 64}
     assert upgrade_saved_config(old)["network"] == upgrade_network(old["network"])
     assert len(old["network"]) == 3  # a copy
+
+
+def test_a_run_from_before_the_attack_planes_resumes_with_11_planes(tmp_path, russian):
+    """A checkpoint with every other network key but not ``attack_planes`` passes a resume's
+    check against today's config, and its network reads 11 planes."""
+    network = NetworkConfig()
+    before = {k: v for k, v in dataclasses.asdict(network).items() if k != "attack_planes"}
+    ckpt = make_checkpoint(
+        variant="russian",
+        network=network,
+        model=build_model(russian, network),
+        learner=None,
+        counters={"iteration": 1},
+        rng={},
+        worker=None,
+        config={},
+    )
+    ckpt["network"] = before
+    save_checkpoint(tmp_path / "old.pt", ckpt)
+    back = load_checkpoint(tmp_path / "old.pt", variant="russian", network=network)
+    model = build_model(russian, NetworkConfig(**back["network"]))
+    load_model_weights(model, back, tmp_path / "old.pt")
+    assert input_planes(model) == 11
 
 
 def test_todays_network_passes_unchanged():
