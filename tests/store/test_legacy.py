@@ -198,6 +198,23 @@ def test_todays_checkpoint_config_passes_unchanged():
     assert upgrade_checkpoint_config(today) == today
 
 
+def save_with_network_keys(path, rules, network, keys):
+    """A checkpoint of ``network`` whose saved ``network`` entry holds only ``keys``, as an
+    older version wrote it."""
+    ckpt = make_checkpoint(
+        variant="russian",
+        network=network,
+        model=build_model(rules, network),
+        learner=None,
+        counters={"iteration": 1},
+        rng={},
+        worker=None,
+        config={},
+    )
+    ckpt["network"] = keys
+    save_checkpoint(path, ckpt)
+
+
 def test_network_from_before_the_extra_heads_has_none_of_them(tmp_path, russian):
     old_shape = {"blocks": 1, "channels": 8, "value_hidden": 8}  # what checkpoints held then
     network = NetworkConfig(**upgrade_network(old_shape))
@@ -211,18 +228,7 @@ def test_network_from_before_the_extra_heads_has_none_of_them(tmp_path, russian)
         attack_planes=False,
     )
     assert "ownership" not in old_shape  # a copy
-    ckpt = make_checkpoint(
-        variant="russian",
-        network=network,
-        model=build_model(russian, network),
-        learner=None,
-        counters={"iteration": 1},
-        rng={},
-        worker=None,
-        config={},
-    )
-    ckpt["network"] = old_shape
-    save_checkpoint(tmp_path / "old.pt", ckpt)
+    save_with_network_keys(tmp_path / "old.pt", russian, network, old_shape)
     back = load_checkpoint(tmp_path / "old.pt", variant="russian", network=network)  # a resume's check
     assert NetworkConfig(**back["network"]) == network
     load_model_weights(build_model(russian, NetworkConfig(**back["network"])), back, tmp_path / "old.pt")
@@ -240,18 +246,7 @@ def test_a_run_from_before_the_attack_planes_resumes_with_11_planes(tmp_path, ru
     check against today's config, and its network reads 11 planes."""
     network = NetworkConfig()
     before = {k: v for k, v in dataclasses.asdict(network).items() if k != "attack_planes"}
-    ckpt = make_checkpoint(
-        variant="russian",
-        network=network,
-        model=build_model(russian, network),
-        learner=None,
-        counters={"iteration": 1},
-        rng={},
-        worker=None,
-        config={},
-    )
-    ckpt["network"] = before
-    save_checkpoint(tmp_path / "old.pt", ckpt)
+    save_with_network_keys(tmp_path / "old.pt", russian, network, before)
     back = load_checkpoint(tmp_path / "old.pt", variant="russian", network=network)
     model = build_model(russian, NetworkConfig(**back["network"]))
     load_model_weights(model, back, tmp_path / "old.pt")
