@@ -14,7 +14,9 @@ base run) and, for every arm but the base, against the base: ``tammi-rl eval`` r
 ``--jobs`` at a time (one a core: a match is single-threaded). The report, printed and
 written to ``OUT/report.md``, gives per arm its games, learner steps, the CPU time its
 training took, in-training ladder and every rating with W/D/L, the 95% CI and both sides'
-seconds a move.
+seconds a move; then each arm's score minus the base's against every opponent both met,
+paired opening by opening (`tammi_rl.eval.paired`), whose interval is narrower than the two
+scores' own.
 
 Side by side, the OS shares the cores by runnable processes, not by arm: an arm whose learner
 never waits for self-play takes more of the machine than one whose learner does (in the
@@ -41,6 +43,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tammi_rl.eval.paired import AgentGames, PairingError, compare
 from tammi_rl.legacy import upgrade_checkpoint_config
 from tammi_rl.players import PLAYER_KINDS, PlayerSpec, PlayerSpecError
 from tammi_rl.store.checkpoint import load_checkpoint
@@ -105,10 +108,13 @@ class Rating:
     seconds: float
     """The arm's seconds a move."""
     opponent_seconds: float
+    games: AgentGames | None = None
+    """The arm's per-game scores and openings, for the paired comparison with the base."""
 
     @classmethod
     def from_summary(cls, path: Path) -> Rating:
-        m = json.loads(path.read_text())["matches"][0]
+        summary = json.loads(path.read_text())
+        m = summary["matches"][0]
         return cls(
             m["opponent"],
             m["wins"],
@@ -119,6 +125,7 @@ class Rating:
             m["score_ci_high"],
             m["seconds_per_move"],
             m["opponent_seconds_per_move"],
+            AgentGames.from_summary(summary, m["opponent"], str(path)),
         )
 
     def cell(self) -> str:
@@ -312,7 +319,26 @@ def report(results: list[ArmResult], depths: list[int], opponents: tuple[Opponen
     for r in results:
         times = ", ".join(f"{k} {x.seconds:.3f}/{x.opponent_seconds:.3f}" for k, x in r.ratings.items())
         lines.append(f"- {r.name}: {times or '-'}")
+    paired = [line for r in results[1:] if (line := paired_line(results[0], r, keys[1:]))]
+    if paired:
+        lines.append("")
+        lines.append(f"Paired with {base} (same openings, same opponent; the arm's score minus {base}'s):")
+        lines += paired
     return "\n".join(lines) + "\n"
+
+
+def paired_line(base: ArmResult, arm: ArmResult, keys: list[str]) -> str | None:
+    """``- ARM: d6 +0.045 (95% CI ...), ...`` over the ratings both played, or None if none."""
+    cells = []
+    for key in keys:
+        a, b = base.ratings.get(key), arm.ratings.get(key)
+        if a is None or b is None or a.games is None or b.games is None:
+            continue
+        try:
+            cells.append(f"{key} {compare(a.games, b.games)}")
+        except PairingError as exc:
+            cells.append(f"{key} not paired: {exc}")
+    return f"- {arm.name}: " + ", ".join(cells) if cells else None
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,6 +25,7 @@ from tammi_rl.benchmarks.recipe_ab import (
     start,
     stop,
 )
+from tammi_rl.eval.paired import AgentGames
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "configs" / "smoke.yaml"
@@ -102,6 +103,23 @@ def test_the_report_gives_each_rating_with_its_counts_ci_and_both_sides_time():
     assert rows[2] == "| base | 3,485 | 1,840 | 1.25 | d2 0.55 / d4 0.12 |  | 0.290 (20/18/62, CI 0.211-0.369) |"
     assert rows[3] == "| pool | 3,460 | 1,784 | - | - | 0.525 (30/45/25, CI 0.452-0.598) |  |"
     assert "- base: d6 0.054/0.002" in text and "- pool: base 0.060/0.061" in text
+    assert "Paired" not in text  # no per-game records: nothing to pair
+
+
+def test_the_report_pairs_each_arm_with_the_base_opponent_by_opponent():
+    openings = ("a", "a", "b", "b")
+    ab = "alphabeta(depth=6)"
+
+    def rating(scores: tuple[float, ...], opening_texts: tuple[str, ...] = openings) -> Rating:
+        mean = sum(scores) / len(scores)
+        return Rating(ab, 0, 0, 0, mean, 0.0, 1.0, 0.05, 0.002, AgentGames("x", ab, scores, opening_texts))
+
+    base = ArmResult("base", 10, 5, {}, {"d6": rating((1, 0, 0.5, 0)), "d8": rating((0, 0, 0, 0))})
+    arm = ArmResult("new", 10, 5, {}, {"d6": rating((1, 0.5, 1, 0)), "d8": rating((0, 0, 0, 0), ("a", "a", "c", "c"))})
+    lines = report([base, arm], [6, 8]).splitlines()
+    at = lines.index("Paired with base (same openings, same opponent; the arm's score minus base's):")
+    assert lines[at + 1].startswith("- new: d6 +0.250 (95% CI ")
+    assert "d8 not paired: game 3 opened with 'b' in one match and 'c' in the other" in lines[at + 1]
 
 
 def test_pinned_arms_get_equal_disjoint_cores_and_too_few_cores_is_an_error():
@@ -189,6 +207,7 @@ def test_two_smoke_arms_train_rate_and_a_rerun_plays_nothing_again(tmp_path, cap
     assert set(rows) == {"arm", "base", "few"}
     assert "/2, CI" not in rows["base"].split(" | ")[4]  # no head to head for the base
     assert rows["few"].count("CI") == 2  # against the base and against depth 1
+    assert "\n- few: d1 " in text and "2 games: a paired comparison" not in text
     config = (out / "runs" / "few" / "config.yaml").read_text()
     assert "simulations: 4" in config and "workers: 1" in config
     summaries = sorted((out / "rate").glob("*/summary.json"))

@@ -1,0 +1,140 @@
+"""Paired comparison: two agents rated against the same opponent from the same openings.
+
+    diff = paired_difference(base_scores, new_scores, base_openings, new_openings)
+    print(diff)                      # "+0.045 (95% CI -0.062..+0.152, 50 opening pairs)"
+
+    python -m tammi_rl.eval.paired rate/base-vs-d6 rate/new-vs-d6   # two `tammi-rl eval` outputs
+
+When two networks each play the same colour-paired openings against the same deterministic
+opponent (alpha-beta at a fixed depth), most of the spread of either score comes from the
+openings: some are won from either side, some lost. Comparing the games opening by opening
+cancels that shared part, so the difference of the two scores has a narrower interval than
+the two scores' own intervals suggest. The unit is the opening pair (games ``2k`` and
+``2k + 1``, one from each side): its two games are not independent of each other, the pairs
+are. The interval is the normal approximation over the pairs' differences.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tammi_rl.rules.errors import TammiError
+
+
+class PairingError(TammiError):
+    """Two matches cannot be paired: different lengths or different openings."""
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """New agent's score minus the base's, over the opening pairs both played."""
+
+    mean: float
+    low: float
+    high: float
+    pairs: int
+
+    def __str__(self) -> str:
+        pairs = f"{self.pairs} opening pair" + "s" * (self.pairs != 1)
+        return f"{self.mean:+.3f} (95% CI {self.low:+.3f}..{self.high:+.3f}, {pairs})"
+
+
+def paired_difference(
+    base: Sequence[float],
+    new: Sequence[float],
+    base_openings: Sequence[str] | None = None,
+    new_openings: Sequence[str] | None = None,
+    z: float = 1.96,
+) -> PairedDifference:
+    """Mean of ``new - base`` over the colour pairs of games, with its normal 95% interval.
+
+    ``base``/``new``: each agent's per-game scores (1, 1/2, 0) in game order, an even number
+    of games, game ``2k`` and ``2k + 1`` from the same opening. The openings (when given) must
+    be the same sequence: a difference between different openings measures the openings.
+    """
+    if len(base) != len(new):
+        raise PairingError(f"the matches have {len(base)} and {len(new)} games: pair only equal matches")
+    if len(base) < 2 or len(base) % 2:
+        raise PairingError(f"{len(base)} games: a paired comparison needs whole colour pairs (an even number >= 2)")
+    if base_openings is not None and new_openings is not None:
+        for i, (a, b) in enumerate(zip(base_openings, new_openings, strict=True)):
+            if a != b:
+                raise PairingError(f"game {i + 1} opened with {a!r} in one match and {b!r} in the other")
+    diffs = [(new[i] + new[i + 1] - base[i] - base[i + 1]) / 2 for i in range(0, len(base), 2)]
+    n = len(diffs)
+    mean = sum(diffs) / n
+    if n < 2:
+        return PairedDifference(mean, -1.0, 1.0, n)
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
+    half = z * sd / math.sqrt(n)
+    return PairedDifference(mean, max(-1.0, mean - half), min(1.0, mean + half), n)
+
+
+@dataclass(frozen=True)
+class AgentGames:
+    """One agent's games of a single-agent ``tammi-rl eval`` output against one opponent."""
+
+    agent: str
+    opponent: str
+    scores: tuple[float, ...]
+    openings: tuple[str, ...]
+
+    @classmethod
+    def from_summary(cls, summary: dict, opponent: str | None = None, where: str = "summary") -> AgentGames:
+        """The agent's games against ``opponent`` (default: the only opponent) from ``summary.json``."""
+        agent = summary.get("agent")
+        if summary.get("mode") != "single" or not agent:
+            raise PairingError(f"{where}: not a single-agent evaluation (a gauntlet has no one agent)")
+        names = list(summary.get("opponents", []))
+        if opponent is None:
+            if len(names) != 1:
+                raise PairingError(f"{where}: {len(names)} opponents ({', '.join(names)}); name one")
+            opponent = names[0]
+        scores: list[float] = []
+        openings: list[str] = []
+        for g in summary["games"]:
+            if {g["first"], g["second"]} != {agent, opponent}:
+                continue
+            scores.append(g["first_score"] if g["first"] == agent else 1.0 - g["first_score"])
+            openings.append(g["opening"])
+        if not scores:
+            raise PairingError(f"{where}: no games of {agent} against {opponent!r}")
+        return cls(agent, opponent, tuple(scores), tuple(openings))
+
+    @classmethod
+    def read(cls, path: Path, opponent: str | None = None) -> AgentGames:
+        """From a ``tammi-rl eval --out`` directory or its ``summary.json``."""
+        file = path / "summary.json" if path.is_dir() else path
+        if not file.is_file():
+            raise PairingError(f"{path}: no summary.json (give a `tammi-rl eval --out` directory)")
+        return cls.from_summary(json.loads(file.read_text(encoding="utf-8")), opponent, str(file))
+
+
+def compare(base: AgentGames, new: AgentGames) -> PairedDifference:
+    """``new`` minus ``base``: both must have met the same opponent from the same openings."""
+    if base.opponent != new.opponent:
+        raise PairingError(f"the agents met different opponents ({base.opponent} and {new.opponent})")
+    return paired_difference(base.scores, new.scores, base.openings, new.openings)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("base", type=Path, help="the base agent's `tammi-rl eval --out` directory (or summary.json)")
+    parser.add_argument("new", type=Path, help="the new agent's, against the same opponent from the same openings")
+    parser.add_argument("--vs", help="the opponent's name, where the evaluations met several")
+    args = parser.parse_args(argv)
+    try:
+        base, new = AgentGames.read(args.base, args.vs), AgentGames.read(args.new, args.vs)
+        diff = compare(base, new)
+    except TammiError as exc:
+        parser.exit(2, f"error: {exc}\n")
+    print(f"{new.agent} minus {base.agent} against {base.opponent}: {diff}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""Paired comparison of two agents' matches: the statistic, its errors, and the command on real
+`tammi-rl eval` outputs."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+import torch
+
+from tammi_rl.cli import main as cli
+from tammi_rl.config import Config, NetworkConfig
+from tammi_rl.eval.paired import AgentGames, PairingError, compare, main, paired_difference
+from tammi_rl.nn.model import build_model
+from tammi_rl.rules.engine import Rules
+from tammi_rl.store.checkpoint import make_checkpoint, save_checkpoint
+
+TINY = NetworkConfig(blocks=1, channels=8, value_hidden=8)
+
+
+def test_the_difference_is_over_opening_pairs_with_the_t_style_normal_interval():
+    base = [1, 0, 0.5, 0.5, 0, 0, 1, 1, 0.5, 0]
+    new = [1, 0.5, 1, 0.5, 0, 0, 1, 1, 1, 0.5]
+    diff = paired_difference(base, new)
+    pairs = [(new[i] + new[i + 1] - base[i] - base[i + 1]) / 2 for i in range(0, 10, 2)]
+    half = 1.96 * statistics.stdev(pairs) / len(pairs) ** 0.5
+    assert diff.pairs == 5
+    assert diff.mean == pytest.approx(statistics.mean(new) - statistics.mean(base))
+    assert (diff.low, diff.high) == pytest.approx((diff.mean - half, diff.mean + half))
+    assert str(diff) == f"{diff.mean:+.3f} (95% CI {diff.low:+.3f}..{diff.high:+.3f}, 5 opening pairs)"
+
+
+def test_pairing_cancels_what_the_openings_share():
+    """Both agents win the same openings and lose the same others; the new one converts one more
+    draw: each score's own interval is wide, the paired one is not."""
+    base = [1, 1, 0, 0] * 10 + [0.5, 0.5] * 5
+    new = [1, 1, 0, 0] * 10 + [1, 0.5] + [0.5, 0.5] * 4
+    diff = paired_difference(base, new)
+    own_width = 2 * 1.96 * statistics.stdev(base) / len(base) ** 0.5
+    assert diff.mean == pytest.approx(0.01)
+    assert diff.high - diff.low < own_width / 5
+    same = paired_difference(base, base)
+    assert (same.mean, same.low, same.high) == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("base", "new", "message"),
+    [
+        ([1, 0], [1, 0, 1, 0], "have 2 and 4 games"),
+        ([1, 0, 1], [1, 0, 0], "3 games"),
+        ([], [], "0 games"),
+    ],
+)
+def test_unequal_or_unpaired_matches_are_refused(base, new, message):
+    with pytest.raises(PairingError, match=message):
+        paired_difference(base, new)
+
+
+def test_different_openings_are_refused_naming_the_game():
+    with pytest.raises(PairingError, match=r"game 3 opened with 'c3-d4' in one match and 'c3-b4'"):
+        paired_difference([1, 0, 1, 0], [1, 0, 1, 0], ["a", "a", "c3-d4", "c3-d4"], ["a", "a", "c3-b4", "c3-b4"])
+
+
+def _summary(agent: str, games: list[tuple[str, str, float]], mode: str = "single") -> dict:
+    """A ``summary.json`` in the shape `tammi-rl eval` writes: (first, second, first_score)."""
+    return {
+        "mode": mode,
+        "agent": agent,
+        "opponents": ["ab"],
+        "games": [
+            {"first": f, "second": s, "first_score": x, "opening": f"o{i // 2}"} for i, (f, s, x) in enumerate(games)
+        ],
+    }
+
+
+def test_an_agents_scores_are_read_from_either_colour():
+    games = AgentGames.from_summary(
+        _summary("net", [("net", "ab", 1.0), ("ab", "net", 1.0), ("net", "ab", 0.5), ("ab", "net", 0.0)])
+    )
+    assert games.scores == (1.0, 0.0, 0.5, 1.0) and games.openings == ("o0", "o0", "o1", "o1")
+    other = AgentGames("x", "alphabeta(depth=6)", games.scores, games.openings)
+    with pytest.raises(PairingError, match="different opponents"):
+        compare(games, other)
+    with pytest.raises(PairingError, match="not a single-agent evaluation"):
+        AgentGames.from_summary(_summary("net", [], mode="gauntlet"))
+    with pytest.raises(PairingError, match="no games of net against 'ab'"):
+        AgentGames.from_summary(_summary("net", [("x", "ab", 1.0)]))
+
+
+def _tiny_checkpoint(path: Path, rules: Rules, seed: int) -> Path:
+    torch.manual_seed(seed)
+    ckpt = make_checkpoint(
+        variant=rules.variant.name,
+        network=TINY,
+        model=build_model(rules, TINY),
+        learner=None,
+        counters={"iteration": seed, "games": 0},
+        rng=None,
+        worker=None,
+        config=Config(network=TINY).to_dict(),
+    )
+    save_checkpoint(path, ckpt)
+    return path
+
+
+def test_the_command_pairs_two_eval_outputs(tmp_path: Path, russian: Rules, capsys) -> None:
+    for name, seed in (("base", 1), ("new", 2)):
+        ckpt = _tiny_checkpoint(tmp_path / f"{name}.pt", russian, seed)
+        fast = ["--games", "6", "--sims", "2", "--max-plies", "30", "--quiet"]
+        rc = cli(["eval", str(ckpt), "--vs", "alphabeta:depth=1", *fast, "--out", str(tmp_path / name)])
+        assert rc == 0
+    capsys.readouterr()
+    main([str(tmp_path / "base"), str(tmp_path / "new" / "summary.json")])
+    line = capsys.readouterr().out
+    scores = [json.loads((tmp_path / n / "summary.json").read_text())["matches"][0]["score"] for n in ("base", "new")]
+    assert line.startswith("new minus base against alphabeta(depth=1): ")
+    assert f"{scores[1] - scores[0]:+.3f} (95% CI " in line and "3 opening pairs" in line
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(tmp_path / "base"), str(tmp_path / "missing")])
+    assert exit_info.value.code == 2
+    assert "no summary.json" in capsys.readouterr().err
