@@ -8,34 +8,18 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
+from support.tiny_checkpoint import TINY_NETWORK, tiny_checkpoint
 
 from tammi_rl.cli import main
 from tammi_rl.cli.outputs import default_output
-from tammi_rl.config import Config, NetworkConfig
-from tammi_rl.nn.model import build_model
+from tammi_rl.config import Config
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.pdn import read_pdn
 from tammi_rl.store import shipped
-from tammi_rl.store.checkpoint import make_checkpoint, save_checkpoint
+from tammi_rl.store.checkpoint import save_checkpoint
 from tammi_rl.store.rundir import RunDir
 
-TINY = NetworkConfig(blocks=1, channels=8, value_hidden=8)
 EVAL_FAST = ["--vs", "random", "--games", "2", "--sims", "2", "--max-plies", "16", "--quiet"]
-
-
-def _checkpoint(rules: Rules, iteration: int) -> dict:
-    torch.manual_seed(iteration)
-    return make_checkpoint(
-        variant=rules.variant.name,
-        network=TINY,
-        model=build_model(rules, TINY),
-        learner=None,
-        counters={"iteration": iteration, "games": 4 * iteration},
-        rng=None,
-        worker=None,
-        config=Config(network=TINY).to_dict(),
-    )
 
 
 def _files(directory: Path) -> set[Path]:
@@ -55,7 +39,7 @@ def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, russian: Rules) -> 
     """A stand-in for the installed package's checkpoints folder, holding russian.pt."""
     models = tmp_path / "site-packages" / "tammi_rl" / "checkpoints"
     models.mkdir(parents=True)
-    save_checkpoint(models / "russian.pt", _checkpoint(russian, 1))
+    save_checkpoint(models / "russian.pt", tiny_checkpoint(russian, 1, games=4))
     monkeypatch.setattr(shipped, "models_dir", lambda: models)
     return models
 
@@ -85,9 +69,9 @@ def test_eval_of_a_shipped_model_writes_in_the_current_directory(cwd: Path, pack
 @pytest.mark.slow
 def test_eval_of_a_checkpoint_or_a_run_writes_in_the_current_directory(cwd: Path, tmp_path: Path, russian) -> None:
     run = RunDir(tmp_path / "runs" / "tiny")
-    run.prepare(Config(network=TINY), resume=False)
+    run.prepare(Config(network=TINY_NETWORK), resume=False)
     for it in (1, 2):
-        run.save_checkpoint(_checkpoint(russian, it), it, keep=5)
+        run.save_checkpoint(tiny_checkpoint(russian, it, games=4 * it), it, keep=5)
     before = _files(run.root)
     assert main(["eval", str(run.checkpoints_dir / "ckpt_000001.pt"), *EVAL_FAST]) == 0
     assert json.loads((cwd / "eval_ckpt_000001" / "summary.json").read_text())["mode"] == "single"

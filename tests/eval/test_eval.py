@@ -12,45 +12,29 @@ from pathlib import Path
 
 import pytest
 import torch
+from support.tiny_checkpoint import TINY_NETWORK, tiny_checkpoint
 
 from tammi_rl.cli import main
 from tammi_rl.cli.matches import expand_specs
-from tammi_rl.config import Config, NetworkConfig
+from tammi_rl.config import Config
 from tammi_rl.eval.arena import Arena
 from tammi_rl.nn.model import build_model
 from tammi_rl.players import PlayerSpecError
 from tammi_rl.players.mcts import load_agent
 from tammi_rl.rules.engine import Rules
 from tammi_rl.rules.pdn import read_pdn
-from tammi_rl.store.checkpoint import make_checkpoint
 from tammi_rl.store.rundir import RunDir
 
-TINY = NetworkConfig(blocks=1, channels=8, value_hidden=8)
 FAST = ["--sims", "2", "--max-plies", "30", "--quiet"]
-
-
-def _checkpoint(rules: Rules, iteration: int) -> dict:
-    torch.manual_seed(iteration)
-    cfg = Config(network=TINY)
-    return make_checkpoint(
-        variant=rules.variant.name,
-        network=TINY,
-        model=build_model(rules, TINY),
-        learner=None,
-        counters={"iteration": iteration, "games": 8 * iteration},
-        rng=None,
-        worker=None,
-        config=cfg.to_dict(),
-    )
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory, russian: Rules) -> Path:
     """A run directory with two tiny checkpoints (iterations 1 and 2)."""
     run = RunDir(tmp_path_factory.mktemp("runs") / "tiny")
-    run.prepare(Config(network=TINY), resume=False)
+    run.prepare(Config(network=TINY_NETWORK), resume=False)
     for it in (1, 2):
-        run.save_checkpoint(_checkpoint(russian, it), it, keep=5)
+        run.save_checkpoint(tiny_checkpoint(russian, it, games=8 * it), it, keep=5)
     return run.root
 
 
@@ -183,7 +167,7 @@ def test_training_eval_reports_elo_and_gating_keeps_an_equal_network(russian: Ru
     from tammi_rl.train.ladder import evaluate_vs_alphabeta, gate_vs_incumbent
 
     torch.manual_seed(0)
-    model = build_model(russian, TINY)
+    model = build_model(russian, TINY_NETWORK)
     result = evaluate_vs_alphabeta(
         russian, model, EvalConfig(games=2, alphabeta_depths=[1, 0], simulations=2), torch.device("cpu"), max_plies=30
     )

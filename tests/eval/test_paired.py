@@ -8,14 +8,13 @@ import statistics
 from pathlib import Path
 
 import pytest
-import torch
+from support.tiny_checkpoint import tiny_checkpoint
 
 from tammi_rl.cli import main as cli
-from tammi_rl.config import Config, NetworkConfig
+from tammi_rl.config import NetworkConfig
 from tammi_rl.eval.paired import AgentGames, PairingError, compare, main, paired_difference
-from tammi_rl.nn.model import build_model
 from tammi_rl.rules.engine import Rules
-from tammi_rl.store.checkpoint import make_checkpoint, save_checkpoint
+from tammi_rl.store.checkpoint import save_checkpoint
 
 TINY = NetworkConfig(blocks=1, channels=8, value_hidden=8)
 
@@ -89,25 +88,10 @@ def test_an_agents_scores_are_read_from_either_colour():
         AgentGames.from_summary(_summary("net", [("x", "ab", 1.0)]))
 
 
-def _tiny_checkpoint(path: Path, rules: Rules, seed: int) -> Path:
-    torch.manual_seed(seed)
-    ckpt = make_checkpoint(
-        variant=rules.variant.name,
-        network=TINY,
-        model=build_model(rules, TINY),
-        learner=None,
-        counters={"iteration": seed, "games": 0},
-        rng=None,
-        worker=None,
-        config=Config(network=TINY).to_dict(),
-    )
-    save_checkpoint(path, ckpt)
-    return path
-
-
 def test_the_command_pairs_two_eval_outputs(tmp_path: Path, russian: Rules, capsys) -> None:
     for name, seed in (("base", 1), ("new", 2)):
-        ckpt = _tiny_checkpoint(tmp_path / f"{name}.pt", russian, seed)
+        ckpt = tmp_path / f"{name}.pt"
+        save_checkpoint(ckpt, tiny_checkpoint(russian, seed))
         fast = ["--games", "6", "--sims", "2", "--max-plies", "30", "--quiet"]
         rc = cli(["eval", str(ckpt), "--vs", "alphabeta:depth=1", *fast, "--out", str(tmp_path / name)])
         assert rc == 0
