@@ -7,9 +7,9 @@
 An arm is a space-separated list of ``key=value`` changes to the config's learner:
 ``threads`` (torch intra-op threads), ``batch_size``, ``precision`` (fp32/bf16/auto),
 ``channels_last`` (0/1), ``compile`` (``torch.compile`` of the training copy) and
-``network.blocks``/``network.channels`` and the switches ``network.global_pooling``,
-``network.soft_policy``, ``network.ownership``, ``network.short_value`` and
-``network.opponent_policy`` (1 or 0). Each
+``network.blocks``/``network.channels`` and the switches ``network.attack_planes``,
+``network.global_pooling``, ``network.soft_policy``, ``network.ownership``,
+``network.short_value`` and ``network.opponent_policy`` (1 or 0). Each
 arm trains a fresh network of the config on the same synthetic batches
 (`bench_gpu.random_batch`: random board planes, a few legal actions a position and a random
 target over them): the work of a step depends on the shapes, not on the numbers. Arms
@@ -35,7 +35,7 @@ from tammi_rl.nn.model import build_model
 from tammi_rl.rules.engine import Rules
 from tammi_rl.train.learner import Learner
 
-SWITCHES = ("global_pooling", "soft_policy", "ownership", "short_value", "opponent_policy")
+SWITCHES = ("attack_planes", "global_pooling", "soft_policy", "ownership", "short_value", "opponent_policy")
 """The network's on/off options an arm may switch (``network.<name>=1`` or ``0``)."""
 NETWORK_KEYS = ("network.blocks", "network.channels", *(f"network.{name}" for name in SWITCHES))
 """The network keys an arm may change."""
@@ -53,6 +53,7 @@ class Arm:
     compile: bool
     blocks: int
     channels: int
+    attack_planes: bool = False
     global_pooling: bool = False
     soft_policy: bool = False
     ownership: bool = False
@@ -92,6 +93,7 @@ def parse_arm(text: str, cfg: Config) -> Arm:
         compile=values.get("compile", "0") == "1",
         blocks=int(values.get("network.blocks", cfg.network.blocks)),
         channels=int(values.get("network.channels", cfg.network.channels)),
+        attack_planes=switch("attack_planes"),
         global_pooling=switch("global_pooling"),
         soft_policy=switch("soft_policy"),
         ownership=switch("ownership"),
@@ -109,6 +111,7 @@ class ArmRunner:
             cfg.network,
             blocks=arm.blocks,
             channels=arm.channels,
+            attack_planes=arm.attack_planes,
             global_pooling=arm.global_pooling,
             soft_policy=arm.soft_policy,
             ownership=arm.ownership,
@@ -124,7 +127,7 @@ class ArmRunner:
             self.learner.model.to(memory_format=torch.contiguous_format)  # type: ignore[call-overload]
         if arm.compile:
             self.learner.model = torch.compile(self.learner.model)  # type: ignore[assignment]
-        obs_shape = ObservationEncoder.for_rules(rules).shape
+        obs_shape = ObservationEncoder.for_rules(rules, net_cfg.attack_planes).shape
         rng = np.random.default_rng(seed)
         self.batches = [
             random_batch(arm.batch_size, obs_shape, model.n_actions, rules.geometry.n_squares, rng) for _ in range(4)
