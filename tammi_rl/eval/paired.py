@@ -3,7 +3,7 @@
     diff = paired_difference(base_scores, new_scores, base_openings, new_openings)
     print(diff)                      # "+0.045 (95% CI -0.062..+0.152, 50 opening pairs)"
 
-    python -m tammi_rl.eval.paired rate/base-vs-d6 rate/new-vs-d6   # two `tammi-rl eval` outputs
+    python -m tammi_rl.eval.paired rate/base rate/new   # two `tammi-rl eval` outputs: a line per shared opponent
 
 When two networks each play the same colour-paired openings against the same deterministic
 opponent (alpha-beta at a fixed depth), most of the spread of either score comes from the
@@ -93,7 +93,7 @@ class AgentGames:
         names = list(summary.get("opponents", []))
         if opponent is None:
             if len(names) != 1:
-                raise PairingError(f"{where}: {len(names)} opponents ({', '.join(names)}); name one")
+                raise PairingError(f"{where}: {len(names)} opponents ({', '.join(names)}); name one (--vs)")
             opponent = names[0]
         scores: list[float] = []
         openings: list[str] = []
@@ -109,10 +109,32 @@ class AgentGames:
     @classmethod
     def read(cls, path: Path, opponent: str | None = None) -> AgentGames:
         """From a ``tammi-rl eval --out`` directory or its ``summary.json``."""
-        file = path / "summary.json" if path.is_dir() else path
-        if not file.is_file():
-            raise PairingError(f"{path}: no summary.json (give a `tammi-rl eval --out` directory)")
-        return cls.from_summary(json.loads(file.read_text(encoding="utf-8")), opponent, str(file))
+        summary, where = _read_summary(path)
+        return cls.from_summary(summary, opponent, where)
+
+    @classmethod
+    def read_all(cls, path: Path) -> list[AgentGames]:
+        """One per opponent of a ``tammi-rl eval --out`` directory or its ``summary.json``."""
+        summary, where = _read_summary(path)
+        return [cls.from_summary(summary, name, where) for name in summary.get("opponents", [])]
+
+
+def _read_summary(path: Path) -> tuple[dict, str]:
+    file = path / "summary.json" if path.is_dir() else path
+    if not file.is_file():
+        raise PairingError(f"{path}: no summary.json (give a `tammi-rl eval --out` directory)")
+    return json.loads(file.read_text(encoding="utf-8")), str(file)
+
+
+def shared_opponents(base: Sequence[AgentGames], new: Sequence[AgentGames]) -> list[tuple[AgentGames, AgentGames]]:
+    """The (base, new) games against each opponent both met, in ``base``'s order."""
+    by_name = {games.opponent: games for games in new}
+    pairs = [(games, by_name[games.opponent]) for games in base if games.opponent in by_name]
+    if not pairs:
+        base_names = ", ".join(g.opponent for g in base) or "none"
+        new_names = ", ".join(g.opponent for g in new) or "none"
+        raise PairingError(f"the evaluations share no opponent (base: {base_names}; new: {new_names})")
+    return pairs
 
 
 def compare(base: AgentGames, new: AgentGames) -> PairedDifference:
@@ -126,14 +148,17 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("base", type=Path, help="the base agent's `tammi-rl eval --out` directory (or summary.json)")
     parser.add_argument("new", type=Path, help="the new agent's, against the same opponent from the same openings")
-    parser.add_argument("--vs", help="the opponent's name, where the evaluations met several")
+    parser.add_argument("--vs", help="only this opponent (default: every opponent both evaluations met)")
     args = parser.parse_args(argv)
     try:
-        base, new = AgentGames.read(args.base, args.vs), AgentGames.read(args.new, args.vs)
-        diff = compare(base, new)
+        if args.vs is not None:
+            pairs = [(AgentGames.read(args.base, args.vs), AgentGames.read(args.new, args.vs))]
+        else:
+            pairs = shared_opponents(AgentGames.read_all(args.base), AgentGames.read_all(args.new))
+        lines = [f"{new.agent} minus {base.agent} against {base.opponent}: {compare(base, new)}" for base, new in pairs]
     except TammiError as exc:
         parser.exit(2, f"error: {exc}\n")
-    print(f"{new.agent} minus {base.agent} against {base.opponent}: {diff}")
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

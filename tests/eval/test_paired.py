@@ -12,7 +12,7 @@ from support.tiny_checkpoint import tiny_checkpoint
 
 from tammi_rl.cli import main as cli
 from tammi_rl.config import NetworkConfig
-from tammi_rl.eval.paired import AgentGames, PairingError, compare, main, paired_difference
+from tammi_rl.eval.paired import AgentGames, PairingError, compare, main, paired_difference, shared_opponents
 from tammi_rl.rules.engine import Rules
 from tammi_rl.store.checkpoint import save_checkpoint
 
@@ -89,19 +89,41 @@ def test_an_agents_scores_are_read_from_either_colour():
 
 
 def test_the_command_pairs_two_eval_outputs(tmp_path: Path, russian: Rules, capsys) -> None:
-    for name, seed in (("base", 1), ("new", 2)):
+    fast = ["--games", "6", "--sims", "2", "--max-plies", "30", "--quiet"]
+    for name, seed, opponents in (("base", 1, ["alphabeta:depth=1", "random"]), ("new", 2, ["alphabeta:depth=1"])):
         ckpt = tmp_path / f"{name}.pt"
         save_checkpoint(ckpt, tiny_checkpoint(russian, seed))
-        fast = ["--games", "6", "--sims", "2", "--max-plies", "30", "--quiet"]
-        rc = cli(["eval", str(ckpt), "--vs", "alphabeta:depth=1", *fast, "--out", str(tmp_path / name)])
-        assert rc == 0
+        vs = [arg for opponent in opponents for arg in ("--vs", opponent)]
+        assert cli(["eval", str(ckpt), *vs, *fast, "--out", str(tmp_path / name)]) == 0
     capsys.readouterr()
     main([str(tmp_path / "base"), str(tmp_path / "new" / "summary.json")])
-    line = capsys.readouterr().out
-    scores = [json.loads((tmp_path / n / "summary.json").read_text())["matches"][0]["score"] for n in ("base", "new")]
-    assert line.startswith("new minus base against alphabeta(depth=1): ")
-    assert f"{scores[1] - scores[0]:+.3f} (95% CI " in line and "3 opening pairs" in line
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(tmp_path / "base"), str(tmp_path / "missing")])
-    assert exit_info.value.code == 2
-    assert "no summary.json" in capsys.readouterr().err
+    lines = capsys.readouterr().out.splitlines()
+    scores = [
+        next(
+            m["score"]
+            for m in json.loads((tmp_path / n / "summary.json").read_text())["matches"]
+            if "alphabeta" in m["opponent"]
+        )
+        for n in ("base", "new")
+    ]
+    assert len(lines) == 1  # the one opponent both met; the base's random games have no partner
+    assert lines[0].startswith("new minus base against alphabeta(depth=1): ")
+    assert f"{scores[1] - scores[0]:+.3f} (95% CI " in lines[0] and "3 opening pairs" in lines[0]
+    main([str(tmp_path / "base"), str(tmp_path / "base"), "--vs", "random"])
+    assert capsys.readouterr().out.startswith("base minus base against random: +0.000")
+    for args, message in (
+        ([str(tmp_path / "base"), str(tmp_path / "missing")], "no summary.json"),
+        ([str(tmp_path / "new"), str(tmp_path / "base"), "--vs", "random"], "no games of new against 'random'"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            main(args)
+        assert exit_info.value.code == 2
+        assert message in capsys.readouterr().err
+
+
+def test_opponents_are_paired_by_name_and_none_shared_is_refused():
+    ab, rnd = AgentGames("a", "ab", (1.0, 0.0), ("o1", "o1")), AgentGames("a", "random", (1.0, 1.0), ("o1", "o1"))
+    other = AgentGames("b", "ab", (0.5, 0.5), ("o1", "o1"))
+    assert shared_opponents([rnd, ab], [other]) == [(ab, other)]
+    with pytest.raises(PairingError, match=r"share no opponent \(base: random; new: ab\)"):
+        shared_opponents([rnd], [other])
