@@ -85,16 +85,11 @@ class AgentGames:
     openings: tuple[str, ...]
 
     @classmethod
-    def from_summary(cls, summary: dict, opponent: str | None = None, where: str = "summary") -> AgentGames:
-        """The agent's games against ``opponent`` (default: the only opponent) from ``summary.json``."""
+    def from_summary(cls, summary: dict, opponent: str, where: str = "summary") -> AgentGames:
+        """The agent's games against ``opponent`` from a ``summary.json``'s contents."""
         agent = summary.get("agent")
         if summary.get("mode") != "single" or not agent:
             raise PairingError(f"{where}: not a single-agent evaluation (a gauntlet has no one agent)")
-        names = list(summary.get("opponents", []))
-        if opponent is None:
-            if len(names) != 1:
-                raise PairingError(f"{where}: {len(names)} opponents ({', '.join(names)}); name one (--vs)")
-            opponent = names[0]
         scores: list[float] = []
         openings: list[str] = []
         for g in summary["games"]:
@@ -107,7 +102,7 @@ class AgentGames:
         return cls(agent, opponent, tuple(scores), tuple(openings))
 
     @classmethod
-    def read(cls, path: Path, opponent: str | None = None) -> AgentGames:
+    def read(cls, path: Path, opponent: str) -> AgentGames:
         """From a ``tammi-rl eval --out`` directory or its ``summary.json``."""
         summary, where = _read_summary(path)
         return cls.from_summary(summary, opponent, where)

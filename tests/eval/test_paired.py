@@ -76,16 +76,16 @@ def _summary(agent: str, games: list[tuple[str, str, float]], mode: str = "singl
 
 def test_an_agents_scores_are_read_from_either_colour():
     games = AgentGames.from_summary(
-        _summary("net", [("net", "ab", 1.0), ("ab", "net", 1.0), ("net", "ab", 0.5), ("ab", "net", 0.0)])
+        _summary("net", [("net", "ab", 1.0), ("ab", "net", 1.0), ("net", "ab", 0.5), ("ab", "net", 0.0)]), "ab"
     )
     assert games.scores == (1.0, 0.0, 0.5, 1.0) and games.openings == ("o0", "o0", "o1", "o1")
     other = AgentGames("x", "alphabeta(depth=6)", games.scores, games.openings)
     with pytest.raises(PairingError, match="different opponents"):
         compare(games, other)
     with pytest.raises(PairingError, match="not a single-agent evaluation"):
-        AgentGames.from_summary(_summary("net", [], mode="gauntlet"))
+        AgentGames.from_summary(_summary("net", [], mode="gauntlet"), "ab")
     with pytest.raises(PairingError, match="no games of net against 'ab'"):
-        AgentGames.from_summary(_summary("net", [("x", "ab", 1.0)]))
+        AgentGames.from_summary(_summary("net", [("x", "ab", 1.0)]), "ab")
 
 
 def test_the_command_pairs_two_eval_outputs(tmp_path: Path, russian: Rules, capsys) -> None:
