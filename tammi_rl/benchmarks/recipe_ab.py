@@ -24,6 +24,13 @@ progressive-simulations A/B, 1.12x the base's CPU over the first 17 minutes). ``
 gives each arm its own equal set of cores, so every arm gets the same CPU; the CPU column
 shows what each arm used either way.
 
+One run per arm is one draw of how a recipe trains: two runs of the recipe from two seeds
+land as far apart as many recipe changes (results.md, "Two seeds of one recipe").
+``--seeds 0 1`` trains every arm once per seed, as ``ARM-s0``, ``ARM-s1``: a round per seed,
+the arms of a round side by side as above. Each run meets the base of its own seed, and the
+report adds, per arm, its head-to-head score and its paired differences pooled over the
+seeds, with each seed's own figure beside them, so a change shows whether it holds from both.
+
 Everything lands in ``--out``: ``runs/ARM`` (the run directories), ``rate/ARM-vs-OPPONENT``
 (each rating's games and summary) and the logs. Run the same command again after a stop and
 it goes on: a run with a checkpoint resumes, a finished run (its iterations done or its
@@ -43,7 +50,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tammi_rl.eval.paired import AgentGames, PairingError, compare
+from tammi_rl.eval.paired import AgentGames, PairingError, compare, mean_interval
 from tammi_rl.legacy import upgrade_checkpoint_config
 from tammi_rl.players import PLAYER_KINDS, PlayerSpec, PlayerSpecError
 from tammi_rl.store.checkpoint import load_checkpoint
@@ -66,6 +73,19 @@ class ArmSpec:
         if bad:
             raise ValueError(f"--arm {text!r}: {bad[0]!r} is not a key=value override")
         return cls(words[0], tuple(words[1:]))
+
+
+def seeded_rounds(arms: list[ArmSpec], seeds: list[int] | None) -> list[list[ArmSpec]]:
+    """The runs to train, a round per seed, each round's base first: ``ARM-sS`` with ``seed=S``
+    ahead of the arm's overrides. With no ``seeds``, one round, the arms as given (the config's seed)."""
+    if not seeds:
+        return [list(arms)]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"--seeds must differ, got {seeds}")
+    for arm in arms:
+        if any(o.split("=", 1)[0] == "seed" for o in arm.overrides):
+            raise ValueError(f"--arm {arm.name!r} sets seed; with --seeds every arm trains from each seed")
+    return [[ArmSpec(f"{a.name}-s{s}", (f"seed={s}", *a.overrides)) for a in arms] for s in seeds]
 
 
 @dataclass(frozen=True)
@@ -196,15 +216,18 @@ def run_is_finished(run: Path) -> bool:
 
 
 def rating_jobs(
-    arms: list[ArmSpec], out: Path, depths: list[int], sims: int, opponents: tuple[Opponent, ...] = ()
+    rounds: list[list[ArmSpec]], out: Path, depths: list[int], sims: int, opponents: tuple[Opponent, ...] = ()
 ) -> list[tuple[str, str, str]]:
-    """(arm, key, opponent spec) of every rating: each arm against each depth and each of
-    ``opponents``, then every arm but the base against the base."""
-    jobs = [(arm.name, f"d{d}", f"alphabeta:depth={d}") for arm in arms for d in depths]
-    jobs += [(arm.name, o.name, o.spec) for arm in arms for o in opponents]
-    base = arms[0].name
-    spec = f"mcts:checkpoint={out / 'runs' / base},sims={sims},name={base}"
-    return jobs + [(arm.name, "base", spec) for arm in arms[1:]]
+    """(run, key, opponent spec) of every rating: each run against each depth and each of
+    ``opponents``, then every run but a round's base against that round's base."""
+    runs = [arm for arms in rounds for arm in arms]
+    jobs = [(arm.name, f"d{d}", f"alphabeta:depth={d}") for arm in runs for d in depths]
+    jobs += [(arm.name, o.name, o.spec) for arm in runs for o in opponents]
+    for arms in rounds:
+        base = arms[0].name
+        spec = f"mcts:checkpoint={out / 'runs' / base},sims={sims},name={base}"
+        jobs += [(arm.name, "base", spec) for arm in arms[1:]]
+    return jobs
 
 
 def eval_command(arm: str, key: str, spec: str, out: Path, games: int, sims: int) -> list[str]:
@@ -301,14 +324,21 @@ def rating_keys(depths: list[int], opponents: tuple[Opponent, ...] = ()) -> list
     return ["base", *(f"d{d}" for d in depths), *(o.name for o in opponents)]
 
 
-def report(results: list[ArmResult], depths: list[int], opponents: tuple[Opponent, ...] = ()) -> str:
-    """The A/B as a markdown table, then both sides' seconds a move in each rating."""
-    base = results[0].name
+def report(
+    rounds: list[list[ArmResult]],
+    depths: list[int],
+    opponents: tuple[Opponent, ...] = (),
+    arms: list[str] | None = None,
+) -> str:
+    """The A/B as a markdown table, both sides' seconds a move in each rating, each run paired
+    with its round's base and, over several rounds (seeds), each of ``arms`` pooled over them."""
+    runs = [r for results in rounds for r in results]
+    base = rounds[0][0].name if len(rounds) == 1 else "its seed's base"
     head = ["arm", "games", "learner steps", "training CPU h", "ladder at the end", f"head to head vs {base}"]
     head += [f"vs depth {d}" for d in depths] + [f"vs {o.name}" for o in opponents]
     keys = rating_keys(depths, opponents)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in results:
+    for r in runs:
         ladder = " / ".join(f"d{d} {s:.2f}" for d, s in sorted(r.ladder.items())) or "-"
         cpu = "-" if r.cpu_seconds is None else f"{r.cpu_seconds / 3600:.2f}"
         cells = [r.name, f"{r.games:,}", f"{r.learner_steps:,}", cpu, ladder]
@@ -316,14 +346,20 @@ def report(results: list[ArmResult], depths: list[int], opponents: tuple[Opponen
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("Seconds a move, the arm / its opponent:")
-    for r in results:
+    for r in runs:
         times = ", ".join(f"{k} {x.seconds:.3f}/{x.opponent_seconds:.3f}" for k, x in r.ratings.items())
         lines.append(f"- {r.name}: {times or '-'}")
-    paired = [line for r in results[1:] if (line := paired_line(results[0], r, keys[1:]))]
+    paired = [line for results in rounds for r in results[1:] if (line := paired_line(results[0], r, keys[1:]))]
     if paired:
         lines.append("")
         lines.append(f"Paired with {base} (same openings, same opponent; the arm's score minus {base}'s):")
         lines += paired
+    if len(rounds) > 1 and arms:
+        lines.append("")
+        lines.append("Over the seeds (each seed's run against that seed's base, pooled; each seed's figure after it):")
+        bases = [results[0] for results in rounds]
+        for i, arm in enumerate(arms[1:], start=1):
+            lines.append(pooled_line(arm, bases, [results[i] for results in rounds], keys))
     return "\n".join(lines) + "\n"
 
 
@@ -339,6 +375,47 @@ def paired_line(base: ArmResult, arm: ArmResult, keys: list[str]) -> str | None:
         except PairingError as exc:
             cells.append(f"{key} not paired: {exc}")
     return f"- {arm.name}: " + ", ".join(cells) if cells else None
+
+
+def pooled_line(arm: str, bases: list[ArmResult], runs: list[ArmResult], keys: list[str]) -> str:
+    """``- ARM: base 0.545 (W/D/L, CI ...; 0.570, 0.520), d6 -0.030 (95% CI ...; -0.070, +0.010)``:
+    the head-to-head score and the paired differences over the seeds' games together, each
+    seed's own after them; a rating some seed lacks, or cannot pair, is left out."""
+    cells = []
+    h2h = [x for r in runs if (x := r.ratings.get("base")) is not None and x.games is not None]
+    if h2h and len(h2h) == len(runs):
+        wins, draws, losses = (sum(getattr(x, f) for x in h2h) for f in ("wins", "draws", "losses"))
+        score, low, high = pooled_score([x.games for x in h2h if x.games])
+        each = ", ".join(f"{x.score:.3f}" for x in h2h)
+        cells.append(f"base {score:.3f} ({wins}/{draws}/{losses}, CI {low:.3f}-{high:.3f}; {each})")
+    for key in keys[1:]:
+        pairs = [(b.ratings.get(key), r.ratings.get(key)) for b, r in zip(bases, runs, strict=True)]
+        games = [(a.games, b.games) for a, b in pairs if a and b and a.games and b.games]
+        if len(games) < len(pairs):
+            continue
+        try:
+            each = ", ".join(f"{compare(a, b).mean:+.3f}" for a, b in games)
+            pooled = compare(pooled_games([a for a, _ in games]), pooled_games([b for _, b in games]))
+        except PairingError:
+            continue
+        lo, hi = pooled.low, pooled.high
+        cells.append(f"{key} {pooled.mean:+.3f} (95% CI {lo:+.3f}..{hi:+.3f}, {pooled.pairs} opening pairs; {each})")
+    return f"- {arm}: " + (", ".join(cells) or "no rating every seed played")
+
+
+def pooled_games(matches: list[AgentGames]) -> AgentGames:
+    """One agent's games against one opponent over several runs, one run's after another's."""
+    first = matches[0]
+    scores = tuple(s for m in matches for s in m.scores)
+    return AgentGames(first.agent, first.opponent, scores, tuple(o for m in matches for o in m.openings))
+
+
+def pooled_score(matches: list[AgentGames]) -> tuple[float, float, float]:
+    """Mean score over the games of ``matches`` and its normal 95% interval over the colour
+    pairs (games ``2k`` and ``2k + 1``, the unit `tammi_rl.eval.paired` counts in)."""
+    scores = [s for m in matches for s in m.scores]
+    mean, low, high = mean_interval([(scores[i] + scores[i + 1]) / 2 for i in range(0, len(scores) - 1, 2)])
+    return mean, max(0.0, low), min(1.0, high)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -362,9 +439,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--pin", action="store_true", help="train each arm on its own equal share of the cores (same CPU for every arm)"
     )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        metavar="SEED",
+        help="train every arm once per seed, a round per seed (default: once, from the config's seed)",
+    )
     args = parser.parse_args(argv)
     try:
         arms = [ArmSpec.parse(text) for text in args.arm]
+        rounds = seeded_rounds(arms, args.seeds)
         opponents = tuple(Opponent.parse(text) for text in args.vs)
         cores: list[frozenset[int] | None] = [None] * len(arms)
         if args.pin:
@@ -379,16 +464,22 @@ def main(argv: list[str] | None = None) -> None:
     common = [*args.set, *([f"train.hours={args.hours}"] if args.hours is not None else [])]
     out: Path = args.out
     pinned = f", each on cores {', '.join(str(sorted(c or ())) for c in cores)}" if args.pin else ""
-    print(f"training {len(arms)} arms side by side: {', '.join(names)}{pinned}", flush=True)
-    training = [
-        Job(train_command(args.config, a, out, common), out / "logs" / f"train-{a.name}.log", c, cpu_file(out, a.name))
-        for a, c in zip(arms, cores, strict=True)
-        if not run_is_finished(out / "runs" / a.name)
-    ]
-    if len(training) < len(arms):
-        print(f"{len(arms) - len(training)} of {len(arms)} runs already finished: not started again", flush=True)
-    run_all(training, len(arms))
-    jobs = rating_jobs(arms, out, args.depths, args.sims, opponents)
+    for runs in rounds:
+        print(f"training {len(runs)} arms side by side: {', '.join(a.name for a in runs)}{pinned}", flush=True)
+        training = [
+            Job(
+                train_command(args.config, a, out, common),
+                out / "logs" / f"train-{a.name}.log",
+                c,
+                cpu_file(out, a.name),
+            )
+            for a, c in zip(runs, cores, strict=True)
+            if not run_is_finished(out / "runs" / a.name)
+        ]
+        if len(training) < len(runs):
+            print(f"{len(runs) - len(training)} of {len(runs)} runs already finished: not started again", flush=True)
+        run_all(training, len(runs))
+    jobs = rating_jobs(rounds, out, args.depths, args.sims, opponents)
     todo = [j for j in jobs if not (out / "rate" / f"{j[0]}-vs-{j[1]}" / "summary.json").is_file()]
     print(f"rating: {len(todo)} of {len(jobs)} matches to play, {args.jobs} at a time", flush=True)
     commands = [
@@ -397,7 +488,8 @@ def main(argv: list[str] | None = None) -> None:
     ]
     run_all(commands, max(1, args.jobs))
     keys = rating_keys(args.depths, opponents)
-    text = report([arm_result(name, out, keys) for name in names], args.depths, opponents)
+    results = [[arm_result(a.name, out, keys) for a in runs] for runs in rounds]
+    text = report(results, args.depths, opponents, names)
     (out / "report.md").write_text(text)
     print(text, end="")
 

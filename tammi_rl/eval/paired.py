@@ -66,13 +66,19 @@ def paired_difference(
             if a != b:
                 raise PairingError(f"game {i + 1} opened with {a!r} in one match and {b!r} in the other")
     diffs = [(new[i] + new[i + 1] - base[i] - base[i + 1]) / 2 for i in range(0, len(base), 2)]
-    n = len(diffs)
-    mean = sum(diffs) / n
+    mean, low, high = mean_interval(diffs, z)
+    return PairedDifference(mean, max(-1.0, low), min(1.0, high), len(diffs))
+
+
+def mean_interval(values: Sequence[float], z: float = 1.96) -> tuple[float, float, float]:
+    """Mean of ``values`` (independent units, e.g. opening pairs) and its normal interval,
+    unbounded: (-inf, inf) for a single value, whose spread is unknown."""
+    n = len(values)
+    mean = sum(values) / n
     if n < 2:
-        return PairedDifference(mean, -1.0, 1.0, n)
-    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
-    half = z * sd / math.sqrt(n)
-    return PairedDifference(mean, max(-1.0, mean - half), min(1.0, mean + half), n)
+        return mean, -math.inf, math.inf
+    half = z * math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) / math.sqrt(n)
+    return mean, mean - half, mean + half
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from tammi_rl.benchmarks.recipe_ab import (
     report,
     run_all,
     run_is_finished,
+    seeded_rounds,
     start,
     stop,
 )
@@ -42,7 +44,7 @@ def test_an_arm_is_a_name_then_overrides():
 
 
 def test_every_arm_meets_each_depth_and_every_arm_but_the_base_meets_the_base(tmp_path):
-    jobs = rating_jobs([ArmSpec("base"), ArmSpec("a"), ArmSpec("b")], tmp_path, [6, 8], 800)
+    jobs = rating_jobs([[ArmSpec("base"), ArmSpec("a"), ArmSpec("b")]], tmp_path, [6, 8], 800)
     assert [(arm, key) for arm, key, _ in jobs] == [
         ("base", "d6"),
         ("base", "d8"),
@@ -73,7 +75,7 @@ def test_an_opponent_is_a_name_then_a_player_spec_read_before_any_training():
 
 def test_every_arm_meets_each_extra_opponent_and_the_report_gives_it_a_column(tmp_path):
     shipped = Opponent("shipped", "mcts:model=turkish,sims=800")
-    jobs = rating_jobs([ArmSpec("base"), ArmSpec("a")], tmp_path, [4], 800, (shipped,))
+    jobs = rating_jobs([[ArmSpec("base"), ArmSpec("a")]], tmp_path, [4], 800, (shipped,))
     assert [(arm, key) for arm, key, _ in jobs] == [
         ("base", "d4"),
         ("a", "d4"),
@@ -83,7 +85,7 @@ def test_every_arm_meets_each_extra_opponent_and_the_report_gives_it_a_column(tm
     ]
     assert jobs[2][2] == "mcts:model=turkish,sims=800"
     vs = Rating("shipped", 45, 41, 14, 0.655, 0.586, 0.724, 0.031, 0.032)
-    text = report([ArmResult("base", 10, 5, {}, {"shipped": vs}), ArmResult("a", 10, 5, {})], [4], (shipped,))
+    text = report([[ArmResult("base", 10, 5, {}, {"shipped": vs}), ArmResult("a", 10, 5, {})]], [4], (shipped,))
     rows = text.splitlines()
     assert rows[0].endswith("| vs depth 4 | vs shipped |")
     assert rows[2] == "| base | 10 | 5 | - | - |  |  | 0.655 (45/41/14, CI 0.586-0.724) |"
@@ -95,7 +97,7 @@ def test_the_report_gives_each_rating_with_its_counts_ci_and_both_sides_time():
     h2h = Rating("base", 30, 45, 25, 0.525, 0.452, 0.598, 0.06, 0.061)
     base = ArmResult("base", 3485, 1840, {2: 0.55, 4: 0.125}, {"d6": rating}, cpu_seconds=4500.0)
     arm = ArmResult("pool", 3460, 1784, {}, {"base": h2h})
-    text = report([base, arm], [6])
+    text = report([[base, arm]], [6])
     rows = text.splitlines()
     assert rows[0] == (
         "| arm | games | learner steps | training CPU h | ladder at the end | head to head vs base | vs depth 6 |"
@@ -116,10 +118,82 @@ def test_the_report_pairs_each_arm_with_the_base_opponent_by_opponent():
 
     base = ArmResult("base", 10, 5, {}, {"d6": rating((1, 0, 0.5, 0)), "d8": rating((0, 0, 0, 0))})
     arm = ArmResult("new", 10, 5, {}, {"d6": rating((1, 0.5, 1, 0)), "d8": rating((0, 0, 0, 0), ("a", "a", "c", "c"))})
-    lines = report([base, arm], [6, 8]).splitlines()
+    lines = report([[base, arm]], [6, 8]).splitlines()
     at = lines.index("Paired with base (same openings, same opponent; the arm's score minus base's):")
     assert lines[at + 1].startswith("- new: d6 +0.250 (95% CI ")
     assert "d8 not paired: game 3 opened with 'b' in one match and 'c' in the other" in lines[at + 1]
+
+
+def test_with_seeds_every_arm_trains_once_per_seed_a_round_per_seed():
+    arms = [ArmSpec("base"), ArmSpec("planes", ("network.attack_planes=true",))]
+    assert seeded_rounds(arms, None) == [arms]
+    assert seeded_rounds(arms, [0, 1]) == [
+        [ArmSpec("base-s0", ("seed=0",)), ArmSpec("planes-s0", ("seed=0", "network.attack_planes=true"))],
+        [ArmSpec("base-s1", ("seed=1",)), ArmSpec("planes-s1", ("seed=1", "network.attack_planes=true"))],
+    ]
+    with pytest.raises(ValueError, match="--arm 'other' sets seed; with --seeds every arm trains from each seed"):
+        seeded_rounds([*arms, ArmSpec("other", ("seed=3",))], [0, 1])
+    with pytest.raises(ValueError, match=r"--seeds must differ, got \[0, 0\]"):
+        seeded_rounds(arms, [0, 0])
+
+
+def test_each_seeds_runs_meet_that_seeds_base(tmp_path):
+    rounds = seeded_rounds([ArmSpec("base"), ArmSpec("a")], [0, 1])
+    jobs = rating_jobs(rounds, tmp_path, [6], 800)
+    assert [(run, key) for run, key, _ in jobs] == [
+        ("base-s0", "d6"),
+        ("a-s0", "d6"),
+        ("base-s1", "d6"),
+        ("a-s1", "d6"),
+        ("a-s0", "base"),
+        ("a-s1", "base"),
+    ]
+    assert jobs[-1][2] == f"mcts:checkpoint={tmp_path / 'runs' / 'base-s1'},sims=800,name=base-s1"
+
+
+def test_over_seeds_the_report_pools_each_arm_and_gives_each_seeds_figure():
+    ab = "alphabeta(depth=6)"
+    openings = ("a", "a", "b", "b")
+
+    def rating(opponent: str, scores: tuple[float, ...]) -> Rating:
+        wins, draws, losses = (sum(s == x for s in scores) for x in (1, 0.5, 0))
+        mean = sum(scores) / len(scores)
+        return Rating(
+            opponent, wins, draws, losses, mean, 0.0, 1.0, 0.05, 0.05, AgentGames("x", opponent, scores, openings)
+        )
+
+    def run(name: str, **ratings: Rating) -> ArmResult:
+        return ArmResult(name, 10, 5, {}, ratings)
+
+    rounds = [
+        [
+            run("base-s0", d6=rating(ab, (1, 0, 0.5, 0))),
+            run("new-s0", d6=rating(ab, (1, 1, 0.5, 0)), base=rating("base-s0", (1, 1, 1, 0.5))),
+        ],
+        [
+            run("base-s1", d6=rating(ab, (0, 0, 0, 0))),
+            run("new-s1", d6=rating(ab, (0, 0, 0, 0.5)), base=rating("base-s1", (0, 0, 0.5, 0.5))),
+        ],
+    ]
+    lines = report(rounds, [6], arms=["base", "new"]).splitlines()
+    assert lines[0].split(" | ")[5] == "head to head vs its seed's base"
+    assert [line.split(" | ")[0] for line in lines[2:6]] == ["| base-s0", "| new-s0", "| base-s1", "| new-s1"]
+    at = lines.index(
+        "Paired with its seed's base (same openings, same opponent; the arm's score minus its seed's base's):"
+    )
+    assert lines[at + 1].startswith("- new-s0: d6 +0.250 (95% CI ")
+    assert lines[at + 2].startswith("- new-s1: d6 +0.125 (95% CI ")
+    pooled = lines[
+        lines.index("Over the seeds (each seed's run against that seed's base, pooled; each seed's figure after it):")
+        + 1
+    ]
+    # head to head: 3.5 + 1.0 points from 8 games; paired: (+0.25 + 0.125) / 2 over 4 opening pairs
+    number = r"[-+]?[0-9.]+"
+    assert re.fullmatch(
+        rf"- new: base 0\.562 \(3/3/2, CI {number}-{number}; 0\.875, 0\.250\), "
+        rf"d6 \+0\.188 \(95% CI {number}\.\.{number}, 4 opening pairs; \+0\.250, \+0\.125\)",
+        pooled,
+    ), pooled
 
 
 def test_pinned_arms_get_equal_disjoint_cores_and_too_few_cores_is_an_error():
@@ -220,3 +294,29 @@ def test_two_smoke_arms_train_rate_and_a_rerun_plays_nothing_again(tmp_path, cap
     assert "2 of 2 runs already finished: not started again" in printed
     assert "0 of 3 matches to play" in printed
     assert (out / "report.md").read_text() == text  # the CPU column too: no training process ran
+
+
+@pytest.mark.slow
+def test_with_two_seeds_each_arm_trains_twice_and_the_report_pools_them(tmp_path, capsys):
+    out = tmp_path / "ab"
+    arms = ["--arm", "base", "--arm", "few mcts.simulations=4", "--seeds", "0", "1"]
+    main(
+        [str(SMOKE), "--out", str(out), *arms, "--set", "eval.every=0", "--games", "2", "--sims", "4", "--depths", "1"]
+    )
+    printed = capsys.readouterr().out
+    assert "training 2 arms side by side: base-s0, few-s0" in printed
+    assert "training 2 arms side by side: base-s1, few-s1" in printed
+    for run, seed in [("base-s0", 0), ("few-s0", 0), ("base-s1", 1), ("few-s1", 1)]:
+        assert f"\nseed: {seed}\n" in (out / "runs" / run / "config.yaml").read_text(), run
+    summaries = sorted(p.parent.name for p in (out / "rate").glob("*/summary.json"))
+    assert summaries == [
+        "base-s0-vs-d1",
+        "base-s1-vs-d1",
+        "few-s0-vs-base",
+        "few-s0-vs-d1",
+        "few-s1-vs-base",
+        "few-s1-vs-d1",
+    ]
+    text = (out / "report.md").read_text()
+    pooled = text.split("Over the seeds")[1].splitlines()[1]
+    assert pooled.startswith("- few: base ") and ", 2 opening pairs; " in pooled  # one pair a seed, pooled
