@@ -71,8 +71,8 @@ def paired_difference(
 
 
 def mean_interval(values: Sequence[float], z: float = 1.96) -> tuple[float, float, float]:
-    """Mean of ``values`` (independent units, e.g. opening pairs) and its normal interval,
-    unbounded: (-inf, inf) for a single value, whose spread is unknown."""
+    """Mean of ``values`` (independent units, e.g. opening pairs) and its normal interval, not
+    clipped to any range; (-inf, inf) for a single value, whose spread is unknown."""
     n = len(values)
     mean = sum(values) / n
     if n < 2:

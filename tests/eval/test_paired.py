@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from pathlib import Path
 
@@ -12,7 +13,15 @@ from support.tiny_checkpoint import tiny_checkpoint
 
 from tammi_rl.cli import main as cli
 from tammi_rl.config import NetworkConfig
-from tammi_rl.eval.paired import AgentGames, PairingError, compare, main, paired_difference, shared_opponents
+from tammi_rl.eval.paired import (
+    AgentGames,
+    PairingError,
+    compare,
+    main,
+    mean_interval,
+    paired_difference,
+    shared_opponents,
+)
 from tammi_rl.rules.engine import Rules
 from tammi_rl.store.checkpoint import save_checkpoint
 
@@ -29,6 +38,15 @@ def test_the_difference_is_over_opening_pairs_with_the_t_style_normal_interval()
     assert diff.mean == pytest.approx(statistics.mean(new) - statistics.mean(base))
     assert (diff.low, diff.high) == pytest.approx((diff.mean - half, diff.mean + half))
     assert str(diff) == f"{diff.mean:+.3f} (95% CI {diff.low:+.3f}..{diff.high:+.3f}, 5 opening pairs)"
+
+
+def test_the_interval_of_a_mean_is_not_clipped_and_unknown_for_one_value():
+    mean, low, high = mean_interval([0.0, 1.0, 1.0, 1.0])
+    half = 1.96 * statistics.stdev([0.0, 1.0, 1.0, 1.0]) / 2
+    assert (mean, low, high) == pytest.approx((0.75, 0.75 - half, 0.75 + half))
+    assert high > 1.0  # a score's interval is clipped by its caller, not here
+    assert mean_interval([0.25]) == (0.25, -math.inf, math.inf)
+    assert paired_difference([0, 1], [1, 1]).low == -1.0  # one opening pair: the whole range
 
 
 def test_pairing_cancels_what_the_openings_share():
