@@ -6,17 +6,17 @@
         --arm "bundle network.ownership=true network.short_value=true network.opponent_policy=true"
 
 An arm is a name and the config overrides that make it (none for the base, the first arm).
-Every arm trains at once, from the same seed, with one self-play worker and the same
-``train.hours``, so all see the same machine for the same time; then each final network
-plays ``--games`` colour-paired games at ``--sims`` simulations against alpha-beta at each of
-``--depths``, against each ``--vs NAME=SPEC`` (any player spec: the shipped model, another A/B's
-base run) and, for every arm but the base, against the base: ``tammi-rl eval`` runs, at most
-``--jobs`` at a time (one a core: a match is single-threaded). The report, printed and
-written to ``OUT/report.md``, gives per arm its games, learner steps, the CPU time its
-training took, in-training ladder and every rating with W/D/L, the 95% CI and both sides'
-seconds a move; then each arm's score minus the base's against every opponent both met,
-paired opening by opening (`tammi_rl.eval.paired`), whose interval is narrower than the two
-scores' own.
+Every arm trains at once, from the same seed (a round per seed with ``--seeds``, below), with
+one self-play worker and the same ``train.hours``, so all see the same machine for the same
+time; then each final network plays ``--games`` colour-paired games at ``--sims`` simulations
+against alpha-beta at each of ``--depths``, against each ``--vs NAME=SPEC`` (any player spec:
+the shipped model, another A/B's base run) and, for every arm but the base, against the base:
+``tammi-rl eval`` runs, at most ``--jobs`` at a time (one a core: a match is single-threaded).
+The report, printed and written to ``OUT/report.md``, gives per arm its games, learner steps,
+the CPU time its training took, in-training ladder and every rating with W/D/L, the 95% CI and
+both sides' seconds a move; then each arm's score minus the base's against every opponent both
+met, paired opening by opening (`tammi_rl.eval.paired`), whose interval is narrower than the
+two scores' own.
 
 Side by side, the OS shares the cores by runnable processes, not by arm: an arm whose learner
 never waits for self-play takes more of the machine than one whose learner does (in the
@@ -31,11 +31,12 @@ the arms of a round side by side as above. Each run meets the base of its own se
 report adds, per arm, its head-to-head score and its paired differences pooled over the
 seeds, with each seed's own figure beside them, so a change shows whether it holds from both.
 
-Everything lands in ``--out``: ``runs/ARM`` (the run directories), ``rate/ARM-vs-OPPONENT``
-(each rating's games and summary) and the logs. Run the same command again after a stop and
-it goes on: a run with a checkpoint resumes, a finished run (its iterations done or its
-budget spent) is not started again, so its CPU column stays what its training took, and a
-rating with a summary is not played again.
+Everything lands in ``--out``: ``runs/ARM`` (the run directories; ``runs/ARM-sS`` with
+``--seeds``), ``rate/ARM-vs-OPPONENT`` (each rating's games and summary) and the logs. Run the
+same command again after a stop and it goes on: a run with a checkpoint resumes, a finished
+run (its iterations done or its budget spent) is not started again, so its CPU column stays
+what its training took, and a rating with a summary is not played again. A run is found by
+its name, so a run trained without ``--seeds`` is not taken for ``ARM-s0``.
 """
 
 from __future__ import annotations
@@ -75,13 +76,18 @@ class ArmSpec:
         return cls(words[0], tuple(words[1:]))
 
 
-def seeded_rounds(arms: list[ArmSpec], seeds: list[int] | None) -> list[list[ArmSpec]]:
+def seeded_rounds(arms: list[ArmSpec], seeds: list[int] | None, shared: tuple[str, ...] = ()) -> list[list[ArmSpec]]:
     """The runs to train, a round per seed, each round's base first: ``ARM-sS`` with ``seed=S``
-    ahead of the arm's overrides. With no ``seeds``, one round, the arms as given (the config's seed)."""
+    ahead of the arm's overrides. With no ``seeds``, one round, the arms as given (the config's
+    seed). ``shared`` (the ``--set`` overrides) and the arms must leave the seed to ``seeds``."""
     if not seeds:
         return [list(arms)]
     if len(set(seeds)) != len(seeds):
         raise ValueError(f"--seeds must differ, got {seeds}")
+    if any(s < 0 for s in seeds):
+        raise ValueError(f"--seeds: a seed is a whole number >= 0, got {seeds}")
+    if any(o.split("=", 1)[0] == "seed" for o in shared):
+        raise ValueError("--set sets seed; with --seeds every arm trains from each seed")
     for arm in arms:
         if any(o.split("=", 1)[0] == "seed" for o in arm.overrides):
             raise ValueError(f"--arm {arm.name!r} sets seed; with --seeds every arm trains from each seed")
@@ -380,7 +386,7 @@ def paired_line(base: ArmResult, arm: ArmResult, keys: list[str]) -> str | None:
 def pooled_line(arm: str, bases: list[ArmResult], runs: list[ArmResult], keys: list[str]) -> str:
     """``- ARM: base 0.545 (W/D/L, CI ...; 0.570, 0.520), d6 -0.030 (95% CI ...; -0.070, +0.010)``:
     the head-to-head score and the paired differences over the seeds' games together, each
-    seed's own after them; a rating some seed lacks, or cannot pair, is left out."""
+    seed's own after them; a rating some seed lacks, or cannot pair, says so."""
     cells = []
     h2h = [x for r in runs if (x := r.ratings.get("base")) is not None and x.games is not None]
     if h2h and len(h2h) == len(runs):
@@ -391,16 +397,21 @@ def pooled_line(arm: str, bases: list[ArmResult], runs: list[ArmResult], keys: l
     for key in keys[1:]:
         pairs = [(b.ratings.get(key), r.ratings.get(key)) for b, r in zip(bases, runs, strict=True)]
         games = [(a.games, b.games) for a, b in pairs if a and b and a.games and b.games]
+        if not games:
+            continue  # no seed has it: not a rating of this A/B
         if len(games) < len(pairs):
+            missing = ", ".join(r.name for r, (a, b) in zip(runs, pairs, strict=True) if not (a and b))
+            cells.append(f"{key} not pooled: {missing} or its base has no rating with its games")
             continue
         try:
             each = ", ".join(f"{compare(a, b).mean:+.3f}" for a, b in games)
             pooled = compare(pooled_games([a for a, _ in games]), pooled_games([b for _, b in games]))
-        except PairingError:
+        except PairingError as exc:
+            cells.append(f"{key} not pooled: {exc}")
             continue
         lo, hi = pooled.low, pooled.high
         cells.append(f"{key} {pooled.mean:+.3f} (95% CI {lo:+.3f}..{hi:+.3f}, {pooled.pairs} opening pairs; {each})")
-    return f"- {arm}: " + (", ".join(cells) or "no rating every seed played")
+    return f"- {arm}: " + (", ".join(cells) or "no rating to pool")
 
 
 def pooled_games(matches: list[AgentGames]) -> AgentGames:
@@ -412,9 +423,9 @@ def pooled_games(matches: list[AgentGames]) -> AgentGames:
 
 def pooled_score(matches: list[AgentGames]) -> tuple[float, float, float]:
     """Mean score over the games of ``matches`` and its normal 95% interval over the colour
-    pairs (games ``2k`` and ``2k + 1``, the unit `tammi_rl.eval.paired` counts in)."""
-    scores = [s for m in matches for s in m.scores]
-    mean, low, high = mean_interval([(scores[i] + scores[i + 1]) / 2 for i in range(0, len(scores) - 1, 2)])
+    pairs of each match (games ``2k`` and ``2k + 1``, the unit `tammi_rl.eval.paired` counts in)."""
+    pairs = [(m.scores[i] + m.scores[i + 1]) / 2 for m in matches for i in range(0, len(m.scores) - 1, 2)]
+    mean, low, high = mean_interval(pairs)
     return mean, max(0.0, low), min(1.0, high)
 
 
@@ -449,7 +460,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         arms = [ArmSpec.parse(text) for text in args.arm]
-        rounds = seeded_rounds(arms, args.seeds)
+        rounds = seeded_rounds(arms, args.seeds, tuple(args.set))
+        if args.seeds and args.games % 2:
+            raise ValueError(
+                f"--games {args.games}: with --seeds the games pool by colour pair, so give an even number"
+            )
         opponents = tuple(Opponent.parse(text) for text in args.vs)
         cores: list[frozenset[int] | None] = [None] * len(arms)
         if args.pin:

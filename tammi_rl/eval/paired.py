@@ -74,6 +74,8 @@ def mean_interval(values: Sequence[float], z: float = 1.96) -> tuple[float, floa
     """Mean of ``values`` (independent units, e.g. opening pairs) and its normal interval, not
     clipped to any range; (-inf, inf) for a single value, whose spread is unknown."""
     n = len(values)
+    if n == 0:
+        raise ValueError("the mean of no values")
     mean = sum(values) / n
     if n < 2:
         return mean, -math.inf, math.inf

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -135,6 +134,22 @@ def test_with_seeds_every_arm_trains_once_per_seed_a_round_per_seed():
         seeded_rounds([*arms, ArmSpec("other", ("seed=3",))], [0, 1])
     with pytest.raises(ValueError, match=r"--seeds must differ, got \[0, 0\]"):
         seeded_rounds(arms, [0, 0])
+    with pytest.raises(ValueError, match=r"a seed is a whole number >= 0, got \[0, -1\]"):
+        seeded_rounds(arms, [0, -1])
+    with pytest.raises(ValueError, match="--set sets seed"):
+        seeded_rounds(arms, [0, 1], ("train.hours=1", "seed=5"))
+    assert seeded_rounds(arms, None, ("seed=5",)) == [arms]  # without --seeds, --set may set it
+
+
+def test_seeds_with_an_odd_number_of_games_or_a_seed_set_twice_are_refused_before_training(tmp_path, capsys):
+    for extra, message in [
+        (["--games", "3"], "--games 3: with --seeds the games pool by colour pair, so give an even number"),
+        (["--set", "seed=2"], "--set sets seed; with --seeds every arm trains from each seed"),
+    ]:
+        with pytest.raises(SystemExit):
+            main([str(SMOKE), "--out", str(tmp_path / "ab"), "--arm", "base", "--seeds", "0", "1", *extra])
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "ab").exists()
 
 
 def test_each_seeds_runs_meet_that_seeds_base(tmp_path):
@@ -188,12 +203,16 @@ def test_over_seeds_the_report_pools_each_arm_and_gives_each_seeds_figure():
         + 1
     ]
     # head to head: 3.5 + 1.0 points from 8 games; paired: (+0.25 + 0.125) / 2 over 4 opening pairs
-    number = r"[-+]?[0-9.]+"
-    assert re.fullmatch(
-        rf"- new: base 0\.562 \(3/3/2, CI {number}-{number}; 0\.875, 0\.250\), "
-        rf"d6 \+0\.188 \(95% CI {number}\.\.{number}, 4 opening pairs; \+0\.250, \+0\.125\)",
-        pooled,
-    ), pooled
+    # head to head 4.5 points of 8 games, interval over the 4 colour pairs; paired (+0.25 + 0.125) / 2
+    assert pooled == (
+        "- new: base 0.562 (3/3/2, CI 0.144-0.981; 0.875, 0.250), "
+        "d6 +0.188 (95% CI -0.047..+0.422, 4 opening pairs; +0.250, +0.125)"
+    )
+    del rounds[1][1].ratings["d6"]  # seed 1's arm never met depth 6
+    rounds[0][1].ratings["base"] = rating("base-s0", (1, 1, 1))  # an odd match: its last game has no partner
+    pooled = report(rounds, [6], arms=["base", "new"]).splitlines()[-1]
+    assert pooled.startswith("- new: base ")  # the head to head is still pooled, pair by pair within each match
+    assert pooled.endswith("d6 not pooled: new-s1 or its base has no rating with its games")
 
 
 def test_pinned_arms_get_equal_disjoint_cores_and_too_few_cores_is_an_error():

@@ -46,6 +46,8 @@ def test_the_interval_of_a_mean_is_not_clipped_and_unknown_for_one_value():
     assert (mean, low, high) == pytest.approx((0.75, 0.75 - half, 0.75 + half))
     assert high > 1.0  # a score's interval is clipped by its caller, not here
     assert mean_interval([0.25]) == (0.25, -math.inf, math.inf)
+    with pytest.raises(ValueError, match="the mean of no values"):
+        mean_interval([])
     assert paired_difference([0, 1], [1, 1]).low == -1.0  # one opening pair: the whole range
 
 
