@@ -388,10 +388,11 @@ def pooled_line(arm: str, bases: list[ArmResult], runs: list[ArmResult], keys: l
     the head-to-head score and the paired differences over the seeds' games together, each
     seed's own after them; a rating some seed lacks, or cannot pair, says so."""
     cells = []
-    h2h = [x for r in runs if (x := r.ratings.get("base")) is not None and x.games is not None]
-    if h2h and len(h2h) == len(runs):
+    h2h = [x for r in runs if (x := r.ratings.get("base")) is not None]
+    h2h_games = [x.games for x in h2h if x.games is not None]
+    if len(h2h_games) == len(runs):
         wins, draws, losses = (sum(getattr(x, f) for x in h2h) for f in ("wins", "draws", "losses"))
-        score, low, high = pooled_score([x.games for x in h2h if x.games])
+        score, low, high = pooled_score(h2h_games)
         each = ", ".join(f"{x.score:.3f}" for x in h2h)
         cells.append(f"base {score:.3f} ({wins}/{draws}/{losses}, CI {low:.3f}-{high:.3f}; {each})")
     for key in keys[1:]:
